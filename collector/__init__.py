@@ -1,0 +1,1 @@
+"""The collector: OTLP in, RAG records out to a bus."""

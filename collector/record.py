@@ -1,0 +1,114 @@
+"""The record contract: one RAG answer, as it travels on the bus (Kafka value of ragpulse.records).
+
+The scorer imports this module; the collector never imports the scorer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Major version: a scorer refuses any other major. Minor additions keep the major.
+RECORD_MAJOR = 1
+RECORD_VERSION = f"{RECORD_MAJOR}.0"
+
+# Attributes copied onto the record besides the triple; everything else stays in the trace.
+ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version")
+
+
+class RecordError(ValueError):
+    """A payload that is not a valid record; `reason` is a short stable label for counters."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Sampling:
+    probability: float
+    adjusted_count: float
+    rule: str
+
+
+@dataclass(frozen=True)
+class Record:
+    trace_id: str
+    span_id: str
+    service: str
+    question: str
+    contexts: list[str]
+    answer: str
+    time_unix_nano: int
+    sampling: Sampling
+    route: str = ""
+    model: str = ""
+    truncated: bool = False
+    attributes: dict[str, Any] = field(default_factory=dict)
+    v: str = RECORD_VERSION
+
+    @property
+    def id(self) -> str:
+        return f"{self.trace_id}-{self.span_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["id"] = self.id
+        return d
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, payload: bytes | str) -> Record:
+        try:
+            d = json.loads(payload)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise RecordError("invalid_json", str(e)) from e
+        if not isinstance(d, dict):
+            raise RecordError("invalid_record", "record is not a JSON object")
+        return cls.from_dict(d)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Record:
+        version = str(d.get("v", ""))
+        major = version.split(".", 1)[0]
+        if major != str(RECORD_MAJOR):
+            raise RecordError(
+                "unsupported_version",
+                f"record version {version!r} has major {major!r}; this scorer reads major {RECORD_MAJOR}",
+            )
+        for key, typ in (("trace_id", str), ("span_id", str), ("service", str), ("question", str),
+                         ("answer", str), ("time_unix_nano", int)):
+            if not isinstance(d.get(key), typ):
+                raise RecordError("invalid_record", f"field {key!r} must be {typ.__name__}")
+        contexts = d.get("contexts")
+        if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+            raise RecordError("invalid_record", "field 'contexts' must be a list of strings")
+        s = d.get("sampling")
+        if not isinstance(s, dict):
+            raise RecordError("invalid_record", "field 'sampling' must be an object")
+        try:
+            sampling = Sampling(float(s["probability"]), float(s["adjusted_count"]), str(s["rule"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise RecordError("invalid_record", f"field 'sampling' is incomplete: {e}") from e
+        attributes = d.get("attributes") or {}
+        if not isinstance(attributes, dict):
+            raise RecordError("invalid_record", "field 'attributes' must be an object")
+        return cls(
+            trace_id=d["trace_id"],
+            span_id=d["span_id"],
+            service=d["service"],
+            question=d["question"],
+            contexts=list(contexts),
+            answer=d["answer"],
+            time_unix_nano=d["time_unix_nano"],
+            sampling=sampling,
+            route=str(d.get("route") or ""),
+            model=str(d.get("model") or ""),
+            truncated=bool(d.get("truncated", False)),
+            attributes=attributes,
+            v=version,
+        )

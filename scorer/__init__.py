@@ -1,0 +1,1 @@
+"""The scorer: RAG records in, Ragas metrics out to Prometheus and the scores topic."""

@@ -1,0 +1,14 @@
+"""The metrics of the Ragas paper, each written once over the judge interface."""
+
+from ragpulse.scorer.metrics.answer_relevancy import answer_relevancy
+from ragpulse.scorer.metrics.base import Metric, MetricFailure
+from ragpulse.scorer.metrics.context_relevancy import context_relevancy
+from ragpulse.scorer.metrics.faithfulness import faithfulness
+
+METRICS: dict[str, Metric] = {
+    "faithfulness": faithfulness,
+    "answer_relevancy": answer_relevancy,
+    "context_relevancy": context_relevancy,
+}
+
+__all__ = ["METRICS", "Metric", "MetricFailure"]

@@ -1,0 +1,27 @@
+"""Faithfulness = |statements supported by the contexts| / |statements in the answer| (Ragas §3).
+
+With a judge that answers degrees of support, a statement counts by that degree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragpulse.scorer.judge.base import Judge, RecordText, Usage
+from ragpulse.scorer.metrics.base import MetricFailure, checked_unit
+
+
+def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, dict[str, Any]]:
+    if not rec.contexts or not any(c.strip() for c in rec.contexts):
+        raise MetricFailure("no_contexts", "faithfulness needs at least one non-empty context")
+    statements = judge.statements(rec, usage)
+    if not statements:
+        raise MetricFailure("no_statements", "the answer contains no claim to check")
+    verdicts = judge.verify(rec, statements, usage)
+    if len(verdicts) != len(statements):
+        raise MetricFailure(
+            "invalid_judge_output", f"{len(verdicts)} verdicts for {len(statements)} statements"
+        )
+    verdicts = [checked_unit(v, "statement verdict") for v in verdicts]
+    detail = {"statements": [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts, strict=True)]}
+    return sum(verdicts) / len(verdicts), detail
