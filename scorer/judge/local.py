@@ -1,0 +1,191 @@
+"""The `local` judge: offline, no API key, no neural network at run time.
+
+It answers the judge's primitive questions with two cheap signals:
+- a hybrid embedding: static token embeddings (WordLlama, shipped in the `wordllama` wheel, see
+  local_model.py) concatenated with a hashed bag of content tokens (local_text.py), so that a
+  cosine is a fixed blend of meaning similarity and lexical overlap. The lexical half is what
+  makes Japanese work (character bigrams) and what makes numbers and names count;
+- lexical coverage: the share of a statement's content tokens that the contexts contain, with
+  numbers decisive ("Monday, 30 August" is not supported by "Sunday, 30 July").
+
+It is an approximation of an LLM judge, honestly so: statements are the answer's sentences and
+clauses, not rewritten claims; "generated questions" are contiguous slices of the answer (the text
+a question would be generated from), not questions. bench/quality.py measures how close it gets.
+
+Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, RELEVANCE_FLOOR,
+plus STEM_CHARS in local_text.py.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
+from ragpulse.scorer.judge.local_model import MODEL_ID, StaticModel, load_static_model
+from ragpulse.scorer.judge.local_text import claims, content_tokens, is_decisive, is_noncommittal
+from ragpulse.scorer.sentences import context_sentences
+
+# Share of the cosine that comes from lexical overlap (the rest from static embeddings).
+LEXICAL_WEIGHT = 0.5
+# A number counts this many times as much as a word when measuring how much of a claim is covered.
+NUMBER_WEIGHT = 3.0
+# Cosine (question vs context sentence) below which a sentence is not needed at all; above it the
+# need grows linearly up to the best sentence of the record.
+RELEVANCE_FLOOR = 0.2
+
+HASH_DIM = 1 << 14
+CACHE_SIZE = 8192
+_MEMO_KEY = "local.contexts"
+
+
+@dataclass(frozen=True)
+class ContextIndex:
+    """What every metric of one record needs from its contexts, computed once per record."""
+
+    sentences: list[str]
+    vectors: np.ndarray  # hybrid embeddings of the sentences, one row each
+    tokens: frozenset[str]  # content tokens of all contexts together
+
+
+class LocalJudge:
+    name = "local"
+
+    def __init__(self, model_root: Path | None = None) -> None:
+        self._model: StaticModel = load_static_model(model_root)
+        self.model = MODEL_ID
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
+        start = time.perf_counter()
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vec in zip(missing, self._hybrid(missing), strict=True):
+                self._remember(text, vec)
+        out = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        for t in texts:
+            self._cache.move_to_end(t)
+        usage.calls += 1
+        usage.seconds += time.perf_counter() - start
+        return out
+
+    @property
+    def dim(self) -> int:
+        return int(self._model.table.shape[1]) + HASH_DIM
+
+    def _remember(self, text: str, vec: np.ndarray) -> None:
+        self._cache[text] = vec
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    def _hybrid(self, texts: list[str]) -> np.ndarray:
+        dense = _unit_rows(self._model.encode(texts)) * np.sqrt(1.0 - LEXICAL_WEIGHT)
+        lexical = _unit_rows(np.stack([_hashed_bag(t) for t in texts])) * np.sqrt(LEXICAL_WEIGHT)
+        vectors = np.hstack([dense, lexical])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if not np.all(norms > 0):
+            # Only a text with no token at all gets here; a zero vector would make NaN cosines.
+            raise JudgeError("empty_text", "cannot embed a text that has no token")
+        return (vectors / norms).astype(np.float32)
+
+    # -- per-record context index -------------------------------------------------------------
+
+    def _contexts(self, rec: RecordText, usage: Usage) -> ContextIndex:
+        index = rec.memo.get(_MEMO_KEY)
+        if isinstance(index, ContextIndex):
+            return index
+        sentences = context_sentences(rec.contexts)
+        if not sentences:
+            raise JudgeError("no_context_text", "the contexts contain no sentence")
+        tokens = frozenset(tok for c in rec.contexts for tok in content_tokens(c, drop_question_words=False))
+        index = ContextIndex(sentences, self.embed(sentences, usage), tokens)
+        rec.memo[_MEMO_KEY] = index
+        return index
+
+    # -- faithfulness -------------------------------------------------------------------------
+
+    def statements(self, rec: RecordText, usage: Usage) -> list[str]:
+        return claims(rec.answer)
+
+    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
+        if not statements:
+            return []
+        ctx = self._contexts(rec, usage)
+        best_sim = (self.embed(statements, usage) @ ctx.vectors.T).max(axis=1)
+        return [
+            _support(_coverage(content_tokens(s, drop_question_words=False), ctx.tokens), float(sim))
+            for s, sim in zip(statements, best_sim, strict=True)
+        ]
+
+    # -- answer relevancy ---------------------------------------------------------------------
+
+    def questions(self, rec: RecordText, n: int, usage: Usage) -> GeneratedQuestions:
+        if is_noncommittal(rec.answer):
+            return GeneratedQuestions(questions=[], noncommittal=True)
+        return GeneratedQuestions(questions=_slices(claims(rec.answer), n), noncommittal=False)
+
+    # -- context relevancy --------------------------------------------------------------------
+
+    def relevant_sentences(self, rec: RecordText, sentences: list[str], usage: Usage) -> list[float]:
+        if not sentences:
+            return []
+        ctx = self._contexts(rec, usage)
+        vectors = ctx.vectors if ctx.sentences == sentences else self.embed(sentences, usage)
+        sims = vectors @ self.embed([rec.question], usage)[0]
+        return _need(sims)
+
+
+def _unit_rows(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+def _hashed_bag(text: str) -> np.ndarray:
+    """Bag of content tokens hashed into a fixed vector; crc32 because Python's str hash changes
+    between processes and the vectors must be the same in every scorer."""
+    vec = np.zeros(HASH_DIM, dtype=np.float32)
+    for tok in content_tokens(text):
+        vec[zlib.crc32(tok.encode("utf-8")) % HASH_DIM] += NUMBER_WEIGHT if is_decisive(tok) else 1.0
+    return vec
+
+
+def _coverage(tokens: list[str], available: frozenset[str]) -> float:
+    """Weighted share of the statement's content tokens that the contexts contain."""
+    if not tokens:
+        return 0.0
+    weights = [NUMBER_WEIGHT if is_decisive(t) else 1.0 for t in tokens]
+    found = sum(w for t, w in zip(tokens, weights, strict=True) if t in available)
+    return found / sum(weights)
+
+
+def _support(coverage: float, best_sim: float) -> float:
+    """Soft support: lexical coverage scaled by how close the nearest context sentence is. A
+    product, so that either a missing fact or a foreign meaning lowers support, and so that two
+    answers rarely tie."""
+    return float(np.clip(coverage * max(best_sim, 0.0), 0.0, 1.0))
+
+
+def _slices(parts: list[str], n: int) -> list[str]:
+    """n contiguous, nearly equal slices of the answer's claims, so every part of the answer, the
+    off-topic part included, stands in one pseudo-question."""
+    if not parts or n <= 0:
+        return []
+    k = min(n, len(parts))
+    bounds = np.linspace(0, len(parts), k + 1).round().astype(int)
+    return [" ".join(parts[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _need(sims: np.ndarray) -> list[float]:
+    """A sentence's need grows linearly from RELEVANCE_FLOOR to the best sentence's cosine: the best
+    match in a record is needed, unrelated sentences are not, relative to the record's own scale."""
+    top = float(sims.max())
+    if top <= RELEVANCE_FLOOR:
+        return [0.0] * len(sims)
+    return [float(v) for v in np.clip((sims - RELEVANCE_FLOOR) / (top - RELEVANCE_FLOOR), 0.0, 1.0)]

@@ -1,0 +1,120 @@
+"""Lexical features of the `local` judge: content tokens (English words, numbers, Japanese character
+bigrams), claim splitting and noncommittal-answer cues, in English and Japanese.
+
+The static embedding model knows English well and Japanese poorly (the Llama 2 tokenizer falls
+back to bytes for most kanji), so lexical overlap is what makes Japanese work, and what makes
+numbers, dates and names decisive in both languages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ragpulse.scorer.sentences import split_sentences
+
+# Function words carry no claim; a statement supported only by them is not supported.
+_STOPWORDS = frozenset(
+    """a an the and or but if then than so as of at by for from in into on onto to with without
+    about above after before below between during over under up down out off again further once
+    is are was were be been being am do does did done doing have has had having will would shall
+    should can could may might must it its it's this that these those there here which who whom
+    whose what when where why how i me my we our you your he him his she her they them their
+    not no nor only own same too very just also such both each few more most other some any all
+    one s t is-a also however therefore thus while although though because since until yet""".split()
+)
+# Question words are the question's form, not its content.
+_QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
+
+# Latin words (with inner hyphens/apostrophes), numbers (with inner separators), CJK runs.
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:[.,:/]\d+)*)"
+    r"|(?P<word>[^\W\d_](?:[^\W_]|['\-][^\W_])*)"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
+_HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
+
+# Truncation stemming: English inflections ("launched"/"launch") share their first characters.
+STEM_CHARS = 5
+
+
+def normalise(text: str) -> str:
+    """NFKC folds full-width digits and letters, common in Japanese text, into ASCII."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def _cjk_bigrams(run: str) -> list[str]:
+    """Character bigrams of a CJK run; all-hiragana bigrams are mostly particles and endings."""
+    if len(run) == 1:
+        return [] if _HIRAGANA_ONLY.match(run) else [run]
+    grams = (run[i : i + 2] for i in range(len(run) - 1))
+    return [g for g in grams if not _HIRAGANA_ONLY.match(g)]
+
+
+def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
+    """The tokens that carry content: stemmed non-stopwords, numbers as written, CJK bigrams.
+    Numbers keep a '#' prefix so that the caller can treat them as decisive."""
+    text = normalise(text)
+    out: list[str] = []
+    for run in _CJK.findall(text):
+        out.extend(_cjk_bigrams(run))
+    latin = _CJK.sub(" ", text)
+    for m in _TOKEN.finditer(latin):
+        if m.group("num"):
+            out.append("#" + m.group("num").replace(",", ""))
+            continue
+        word = m.group("word").lower()
+        if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
+            continue
+        out.append(word[:STEM_CHARS])
+    return out
+
+
+def is_decisive(token: str) -> bool:
+    """Numbers (dates, amounts, ids) decide whether a claim is the context's claim."""
+    return token.startswith("#")
+
+
+# LLM answers often glue sentences ("...in 2014.PharmaCann is..."): a terminal mark between a
+# lowercase letter or digit and a capital is a boundary.
+_GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
+_CLAUSE = re.compile(r"\s*;\s+")
+
+
+def claims(text: str) -> list[str]:
+    """Sentences of the answer, also split at glued boundaries and semicolons; each keeps at least
+    one content token (a bare "Yes." is no claim)."""
+    parts: list[str] = []
+    for sentence in split_sentences(normalise(text)):
+        for piece in _GLUED.split(sentence):
+            parts.extend(p.strip() for p in _CLAUSE.split(piece))
+    return [p for p in parts if p and content_tokens(p)]
+
+
+# Evasions: the answer says it cannot or will not answer. Matched anywhere in the answer, since
+# evasive answers often pad the refusal with generic text.
+_NONCOMMITTAL_EN = re.compile(
+    r"\b(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+not\s+able\s+to|am\s+unable\s+to)\s+"
+    r"(?:know|have\s+(?:any\s+)?(?:information|access|data|details)|provide|answer|say|find|determine)"
+    r"|i'?m\s+(?:not\s+sure|sorry|unable|not\s+able)"
+    r"|i\s+am\s+(?:not\s+sure|sorry)"
+    r"|as\s+an\s+ai\b"
+    r"|no\s+(?:information|data|details)\s+(?:is|are|was|were)\s+(?:available|provided|given)"
+    r"|(?:is|are|was|were|has|have)\s+(?:not\s+been\s+|not\s+)(?:provided|specified|mentioned|disclosed|stated)"
+    r"|(?:is|are|remains?)\s+(?:currently\s+)?(?:unknown|unclear|not\s+known)"
+    r"|cannot\s+be\s+(?:determined|answered|confirmed)"
+    r"|(?:there\s+is|i\s+have)\s+no\s+(?:information|data|record)"
+    r"|unable\s+to\s+(?:find|provide|answer|determine))",
+    re.IGNORECASE,
+)
+_NONCOMMITTAL_JA = re.compile(
+    r"(?:わかりません|分かりません|知りません|存じません|不明です|不明で|わからない|分からない"
+    r"|(?:お答え|回答|判断|特定)(?:でき|いたしかね)(?:ません|かねます)"
+    r"|情報(?:が|は)(?:ありません|ない|見つかりません|提供されていません)"
+    r"|(?:記載|言及|明記|提供|公表)されていません)"
+)
+
+
+def is_noncommittal(answer: str) -> bool:
+    text = normalise(answer)
+    return bool(_NONCOMMITTAL_EN.search(text) or _NONCOMMITTAL_JA.search(text))
