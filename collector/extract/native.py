@@ -1,0 +1,35 @@
+"""The native convention: rag.question, rag.contexts, rag.answer on one span (plain OTel SDK apps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragpulse.collector.extract.triple import ExtractRejection, Triple, string_list
+from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+
+QUESTION = "rag.question"
+CONTEXTS = "rag.contexts"
+ANSWER = "rag.answer"
+
+
+def extract_native(attrs: dict[str, Any]) -> Triple | None:
+    present = [k for k in (QUESTION, CONTEXTS, ANSWER) if k in attrs]
+    if not present:
+        return None
+    missing = [k for k in (QUESTION, CONTEXTS, ANSWER) if k not in attrs]
+    if missing:
+        raise ExtractRejection("incomplete_triple", f"span has {', '.join(present)} but lacks {', '.join(missing)}")
+    question, answer = attrs[QUESTION], attrs[ANSWER]
+    if not isinstance(question, str) or not question.strip():
+        raise ExtractRejection("empty_question", f"{QUESTION} must be a non-empty string")
+    if not isinstance(answer, str) or not answer.strip():
+        raise ExtractRejection("empty_answer", f"{ANSWER} must be a non-empty string")
+    contexts = string_list(attrs[CONTEXTS], CONTEXTS)
+    return Triple(
+        question=question,
+        contexts=contexts,
+        answer=answer,
+        route=str(attrs.get("rag.route", "")),
+        model=str(attrs.get("rag.model") or attrs.get("gen_ai.request.model") or ""),
+        attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
+    )

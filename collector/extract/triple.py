@@ -1,0 +1,45 @@
+"""What every convention extracts from a span, and how it says a span's RAG data is unusable."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ExtractRejection(Exception):
+    """The span carries RAG attributes that cannot make a record. `reason` labels the counter;
+    the message goes back to the client in OTLP's partial-success error_message."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass
+class Triple:
+    question: str
+    contexts: list[str]
+    answer: str
+    route: str = ""
+    model: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+def string_list(value: Any, key: str) -> list[str]:
+    """A list of strings; a string holding a JSON array is accepted because several SDKs can only
+    set scalar attributes and serialise lists."""
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:
+            decoded = None
+        if not isinstance(decoded, list):
+            raise ExtractRejection(
+                "contexts_not_list", f"{key} must be a string array (or a JSON array string), got a plain string"
+            )
+        value = decoded
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ExtractRejection("contexts_not_list", f"{key} must be an array of strings")
+    return value

@@ -1,0 +1,117 @@
+"""Wiring: builds the collector and scorer stages from the configuration and runs them.
+
+`ragpulse up` = collector + in-process bus + scorer + /metrics in one process. The same parts make
+the separate `ragpulse collector` and `ragpulse scorer` processes of the Kafka deployment.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from prometheus_client import CollectorRegistry
+
+from ragpulse.collector.bus import InProcessBus, RecordConsumer, RecordPublisher
+from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.receiver_grpc import OtlpGrpcReceiver
+from ragpulse.collector.receiver_http import OtlpHttpReceiver
+from ragpulse.collector.telemetry import CollectorMetrics
+from ragpulse.config import Config, parse_endpoint
+from ragpulse.scorer.export_prometheus import LabelGuard, ScorerMetrics
+from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
+from ragpulse.scorer.judge.base import Judge
+from ragpulse.scorer.judge.factory import build_judge
+from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.worker import ScoreObserver, Worker
+
+log = logging.getLogger(__name__)
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+@dataclass
+class CollectorParts:
+    pipeline: CollectorPipeline
+    receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver]
+
+
+@dataclass
+class ScorerParts:
+    worker: Worker
+    judge: Judge
+    scores: RecentScores
+    dead_letters: RecentDeadLetters
+    observers: list[ScoreObserver] = field(default_factory=list)
+    page: PageHandler | None = None
+
+
+def build_collector(config: Config, publisher: RecordPublisher, registry: CollectorRegistry) -> CollectorParts:
+    metrics = CollectorMetrics(registry)
+    pipeline = CollectorPipeline(config, publisher, metrics)
+    receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver] = []
+    limit = config.receiver.max_request_bytes
+    if config.receiver.enable_grpc:
+        host, port = parse_endpoint(config.receiver.grpc_endpoint, "receiver.grpc_endpoint")
+        receivers.append(OtlpGrpcReceiver(host, port, pipeline, metrics, limit))
+    if config.receiver.enable_http:
+        host, port = parse_endpoint(config.receiver.http_endpoint, "receiver.http_endpoint")
+        receivers.append(OtlpHttpReceiver(host, port, pipeline, metrics, limit))
+    return CollectorParts(pipeline, receivers)
+
+
+def build_scorer(
+    config: Config, consumer: RecordConsumer, registry: CollectorRegistry, judge: Judge | None = None
+) -> ScorerParts:
+    judge = judge or build_judge(config.scorer)
+    metrics = ScorerMetrics(registry, with_route=config.prometheus.route_label)
+    scores = RecentScores(config.scorer.recent_scores)
+    dead_letters = RecentDeadLetters()
+    cap = config.prometheus.label_cap
+    worker = Worker(
+        consumer=consumer,
+        judge=judge,
+        config=config.scorer,
+        metrics=metrics,
+        scores=scores,
+        dead_letters=dead_letters,
+        observers=[],
+        service_label=LabelGuard(tuple(config.prometheus.service_allow_list), cap),
+        route_label=LabelGuard(tuple(config.prometheus.route_allow_list), cap),
+    )
+    return ScorerParts(worker, judge, scores, dead_letters)
+
+
+class OneProcess:
+    """Everything of `ragpulse up`: start() brings it up, stop() drains in-flight records first."""
+
+    def __init__(self, config: Config, judge: Judge | None = None) -> None:
+        self.config = config
+        self.registry = CollectorRegistry()
+        self.bus = InProcessBus(config.bus.memory.capacity)
+        self.collector = build_collector(config, self.bus, self.registry)
+        self.scorer = build_scorer(config, self.bus, self.registry, judge)
+        host, port = parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
+        self.http = ScorerHttpServer(host, port, self.registry, self.scorer.page)
+        self._stopped = threading.Event()
+
+    def start(self) -> None:
+        self.scorer.worker.start()
+        self.http.start()
+        for receiver in self.collector.receivers:
+            receiver.start()
+
+    def stop(self, drain_timeout_s: float = 30.0) -> dict[str, Any]:
+        """Stop taking spans, score what was accepted, then stop serving /metrics."""
+        if self._stopped.is_set():
+            return {}
+        self._stopped.set()
+        for receiver in self.collector.receivers:
+            receiver.stop()
+        drained = self.bus.drained(drain_timeout_s)
+        self.scorer.worker.stop()
+        self.http.stop()
+        return {"drained": drained, "left_in_queue": self.bus.depth()}

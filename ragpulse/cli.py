@@ -1,0 +1,131 @@
+"""The `ragpulse` command: up (everything in one process), score (batch files)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ragpulse import __version__
+from ragpulse.config import Config, ConfigError, load_config
+
+log = logging.getLogger("ragpulse")
+
+
+def _config(args: argparse.Namespace) -> Config:
+    config = load_config(args.config)
+    logging.basicConfig(
+        level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    return config
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: Any) -> None:
+        log.info("received %s, finishing in-flight records", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    stop.wait()
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from ragpulse.app import OneProcess
+
+    config = _config(args)
+    started = time.monotonic()
+    app = OneProcess(config)
+    app.start()
+    grpc_at = config.receiver.grpc_endpoint if config.receiver.enable_grpc else "off"
+    http_at = config.receiver.http_endpoint if config.receiver.enable_http else "off"
+    print(
+        f"ragpulse {__version__} up: OTLP gRPC {grpc_at}, OTLP HTTP {http_at}, "
+        f"metrics and live page http://{config.prometheus.endpoint}/ "
+        f"(judge {app.scorer.judge.name}, ready in {time.monotonic() - started:.1f} s)",
+        flush=True,
+    )
+    demo = None
+    if args.demo:
+        from ragpulse.demo import DemoTraffic
+
+        if not config.receiver.enable_http:
+            raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
+        demo = DemoTraffic(config.receiver.http_endpoint, interval_s=args.demo_interval)
+        demo.start()
+    _wait_for_signal()
+    if demo is not None:
+        demo.stop()
+    result = app.stop()
+    log.info("stopped: %s", result)
+    return 0 if result.get("drained", True) else 1
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from ragpulse.scorer.batch import score_file
+    from ragpulse.scorer.judge.factory import build_judge
+    from ragpulse.scorer.score import metric_functions
+
+    config = _config(args)
+    if args.judge:
+        config.scorer.judge = args.judge
+    names = args.metrics or config.scorer.metrics
+    from ragpulse.scorer.metrics import METRICS
+
+    if unknown := [m for m in names if m not in METRICS]:
+        raise ConfigError(f"--metrics: unknown {', '.join(unknown)}; known: {', '.join(METRICS)}")
+    judge = build_judge(config.scorer)
+    metrics = metric_functions(names, config.scorer.answer_relevancy_questions)
+    with open(args.input, encoding="utf-8") as source, open(args.output, "w", encoding="utf-8") as sink:
+        report = score_file(source, sink, judge, metrics, progress=sys.stderr.isatty())
+    failures = ", ".join(f"{k} x{v}" for k, v in sorted(report.failures.items())) or "none"
+    print(
+        f"scored {report.scored} of {report.rows} rows into {args.output}; "
+        f"bad rows: {len(report.bad_rows)}; metric failures: {failures}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragpulse", description="Live quality observability for RAG apps.")
+    parser.add_argument("--version", action="version", version=f"ragpulse {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="collector + in-process queue + scorer + /metrics in one process")
+    up.add_argument("--config", type=Path, help="YAML config file (RAGPULSE_* environment variables override it)")
+    up.add_argument("--demo", action="store_true", help="also stream built-in demo RAG traffic through OTLP")
+    up.add_argument("--demo-interval", type=float, default=1.0, help="seconds between demo answers (default 1)")
+    up.set_defaults(func=cmd_up)
+
+    score = sub.add_parser("score", help="score a JSONL file of {question, contexts, answer} rows")
+    score.add_argument("--input", required=True, type=Path, help="JSONL input, one row per line")
+    score.add_argument("--output", required=True, type=Path, help="JSONL output: input keys plus scores")
+    score.add_argument("--judge", choices=["local", "openai"], help="judge (default from config: local)")
+    score.add_argument("--metrics", nargs="+", help="metrics to compute (default: all configured)")
+    score.add_argument("--config", type=Path, help="YAML config file")
+    score.set_defaults(func=cmd_score)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as e:
+        print(f"ragpulse: configuration error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"ragpulse: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

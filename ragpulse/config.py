@@ -1,0 +1,257 @@
+"""All configuration in one typed place: defaults, a YAML file, then RAGPULSE_* environment variables.
+
+Environment variables name a key path with double underscores, e.g.
+RAGPULSE_SAMPLING__DEFAULT_PROBABILITY=0.1 or RAGPULSE_SCORER__JUDGE=openai. Values are parsed as
+YAML scalars, so lists and maps can be given inline (RAGPULSE_SCORER__METRICS='[faithfulness]').
+Every value is checked at start; a bad one stops the process with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ENV_PREFIX = "RAGPULSE_"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class ReceiverConfig:
+    grpc_endpoint: str = "127.0.0.1:4317"
+    http_endpoint: str = "127.0.0.1:4318"
+    # A request body above this is refused with 413 before it is decoded.
+    max_request_bytes: int = 16 * 1024 * 1024
+    enable_grpc: bool = True
+    enable_http: bool = True
+
+
+@dataclass
+class ExtractConfig:
+    # Contexts beyond this many characters in total are cut (the record says `truncated`).
+    max_context_chars: int = 64_000
+    max_question_chars: int = 8_000
+    max_answer_chars: int = 16_000
+
+
+@dataclass
+class SamplingConfig:
+    default_probability: float = 1.0
+    # service.name → probability; a service not listed gets default_probability.
+    per_service: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class RedactionConfig:
+    enabled: bool = False
+    # Regular expressions; every match in question, contexts and answer becomes `replacement`.
+    patterns: list[str] = field(default_factory=list)
+    builtin: list[str] = field(default_factory=lambda: ["email", "credit_card", "phone"])
+    replacement: str = "[REDACTED]"
+
+
+@dataclass
+class MemoryBusConfig:
+    capacity: int = 10_000
+
+
+@dataclass
+class BusConfig:
+    kind: str = "memory"
+    memory: MemoryBusConfig = field(default_factory=MemoryBusConfig)
+
+
+@dataclass
+class ScorerConfig:
+    judge: str = "local"
+    metrics: list[str] = field(
+        default_factory=lambda: ["faithfulness", "answer_relevancy", "context_relevancy"]
+    )
+    answer_relevancy_questions: int = 3
+    # Records scored at the same time; with the local judge the CPU is the limit.
+    concurrency: int = 1
+    # Window (records per service and metric) of the rolling-mean gauge.
+    rolling_window: int = 200
+    # A score below this counts as a bad event for the error-budget alerts.
+    bad_event_threshold: dict[str, float] = field(
+        default_factory=lambda: {"faithfulness": 0.5, "answer_relevancy": 0.5, "context_relevancy": 0.2}
+    )
+    # Attempts at one record (unexpected errors) before it goes to the dead-letter sink.
+    max_attempts: int = 3
+    recent_scores: int = 500
+
+
+@dataclass
+class PrometheusConfig:
+    endpoint: str = "127.0.0.1:9464"
+    route_label: bool = False
+    # Allowed label values for service / route; empty means first `label_cap` values seen.
+    service_allow_list: list[str] = field(default_factory=list)
+    route_allow_list: list[str] = field(default_factory=list)
+    label_cap: int = 50
+
+
+@dataclass
+class Config:
+    receiver: ReceiverConfig = field(default_factory=ReceiverConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
+    bus: BusConfig = field(default_factory=BusConfig)
+    scorer: ScorerConfig = field(default_factory=ScorerConfig)
+    prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
+    log_level: str = "info"
+
+
+def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {path} is not valid YAML: {e}") from e
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {path} must hold a mapping at the top level")
+        data = loaded or {}
+    env = os.environ if environ is None else environ
+    for name, raw in env.items():
+        # Only names with a section separator (plus the top-level keys) are settings, so other
+        # RAGPULSE_* variables (test switches, ...) are not mistaken for unknown keys.
+        if name.startswith(ENV_PREFIX) and ("__" in name or name in _TOP_LEVEL_ENV):
+            keys = name[len(ENV_PREFIX):].lower().split("__")
+            _set_path(data, keys, yaml.safe_load(raw) if raw != "" else "", source=name)
+    config = _build(Config, data, "")
+    validate(config)
+    return config
+
+
+_TOP_LEVEL_ENV = {ENV_PREFIX + "LOG_LEVEL"}
+
+
+def _set_path(data: dict[str, Any], keys: list[str], value: Any, source: str) -> None:
+    node = data
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{source}: {'.'.join(keys)} goes through {key!r}, which is not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'config'} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(_key(where, k) for k in unknown)}; "
+            f"known keys here: {', '.join(sorted(known))}"
+        )
+    kwargs = {name: _coerce(hints[name], value, _key(where, name)) for name, value in data.items()}
+    return cls(**kwargs)
+
+
+def _key(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _coerce(hint: Any, value: Any, where: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, where)
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list, got {value!r}")
+        return [_coerce(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        key_t, val_t = typing.get_args(hint)
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, got {value!r}")
+        return {_coerce(key_t, k, where): _coerce(val_t, v, f"{where}.{k}") for k, v in value.items()}
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in typing.get_args(hint):
+            return None
+        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where} must be a whole number, got {value!r}")
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigError(f"{where} must be a number, got {value!r}")
+    if hint is str:
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            return str(value)
+        raise ConfigError(f"{where} must be a string, got {value!r}")
+    raise ConfigError(f"{where}: unsupported setting type {hint!r}")
+
+
+def parse_endpoint(value: str, where: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"{where} must look like HOST:PORT (e.g. 127.0.0.1:4318), got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def _probability(value: float, where: str) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{where} must be between 0 and 1, got {value}")
+
+
+def validate(config: Config) -> None:
+    parse_endpoint(config.receiver.grpc_endpoint, "receiver.grpc_endpoint")
+    parse_endpoint(config.receiver.http_endpoint, "receiver.http_endpoint")
+    parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
+    _probability(config.sampling.default_probability, "sampling.default_probability")
+    for service, p in config.sampling.per_service.items():
+        _probability(p, f"sampling.per_service.{service}")
+    from ragpulse.scorer.metrics import METRICS
+
+    for name in config.scorer.metrics:
+        if name not in METRICS:
+            raise ConfigError(f"scorer.metrics: unknown metric {name!r}; known: {', '.join(METRICS)}")
+    for name, threshold in config.scorer.bad_event_threshold.items():
+        _probability(threshold, f"scorer.bad_event_threshold.{name}")
+    if config.scorer.judge not in ("local", "openai"):
+        raise ConfigError(f"scorer.judge must be 'local' or 'openai', got {config.scorer.judge!r}")
+    if config.bus.kind not in ("memory", "kafka"):
+        raise ConfigError(f"bus.kind must be 'memory' or 'kafka', got {config.bus.kind!r}")
+    for where, value, low in (
+        ("bus.memory.capacity", config.bus.memory.capacity, 1),
+        ("scorer.concurrency", config.scorer.concurrency, 1),
+        ("scorer.answer_relevancy_questions", config.scorer.answer_relevancy_questions, 1),
+        ("scorer.rolling_window", config.scorer.rolling_window, 1),
+        ("scorer.max_attempts", config.scorer.max_attempts, 1),
+        ("receiver.max_request_bytes", config.receiver.max_request_bytes, 1024),
+        ("extract.max_context_chars", config.extract.max_context_chars, 100),
+        ("prometheus.label_cap", config.prometheus.label_cap, 1),
+    ):
+        if value < low:
+            raise ConfigError(f"{where} must be at least {low}, got {value}")
+    if config.log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise ConfigError(f"log_level must be debug, info, warning or error, got {config.log_level!r}")
+    for i, pattern in enumerate(config.redaction.patterns):
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ConfigError(f"redaction.patterns[{i}] is not a valid regular expression: {e}") from e

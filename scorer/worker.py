@@ -1,0 +1,203 @@
+"""The scoring worker: take records off the bus, score them, export, publish, then commit.
+
+Every delivery ends in exactly one of: scored, skipped by a named rule, or dead-lettered with its
+reason — and a counter says which. A delivery is committed only after that, so a crash means a
+redelivery, never a loss.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from ragpulse.collector.bus import Delivery, RecordConsumer
+from ragpulse.collector.record import Record, RecordError
+from ragpulse.scorer.export_prometheus import LabelGuard, ScorerMetrics
+from ragpulse.scorer.judge.base import Judge, RecordText
+from ragpulse.scorer.metrics import Metric
+from ragpulse.scorer.score import MetricOutcome, RecordSkipped, metric_functions, score_text
+from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
+
+from ragpulse.config import ScorerConfig
+
+log = logging.getLogger(__name__)
+
+
+class ScoreObserver(Protocol):
+    def on_scores(self, record: Record, values: dict[str, float], detail: dict[str, Any]) -> None: ...
+
+
+class RecordDeduper(Protocol):
+    def seen(self, record_id: str) -> bool:
+        """True if this id was already scored (a redelivery); records it otherwise."""
+        ...
+
+
+class RollingMeans:
+    """Sampling-weighted mean of the last `window` scores per (service, metric)."""
+
+    def __init__(self, window: int) -> None:
+        self._window = window
+        self._values: dict[tuple[str, str], collections.deque[tuple[float, float]]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, key: tuple[str, str], value: float, weight: float) -> float:
+        with self._lock:
+            values = self._values.setdefault(key, collections.deque(maxlen=self._window))
+            values.append((value, weight))
+            total = sum(w for _, w in values)
+            return sum(v * w for v, w in values) / total
+
+
+class Worker:
+    def __init__(
+        self,
+        consumer: RecordConsumer,
+        judge: Judge,
+        config: ScorerConfig,
+        metrics: ScorerMetrics,
+        scores: ScoreSink,
+        dead_letters: DeadLetterSink,
+        observers: list[ScoreObserver],
+        service_label: LabelGuard,
+        route_label: LabelGuard,
+        deduper: RecordDeduper | None = None,
+    ) -> None:
+        self._consumer = consumer
+        self._judge = judge
+        self._config = config
+        self._metric_fns: dict[str, Metric] = metric_functions(config.metrics, config.answer_relevancy_questions)
+        self._metrics = metrics
+        self._scores = scores
+        self._dead_letters = dead_letters
+        self._observers = observers
+        self._service_label = service_label
+        self._route_label = route_label
+        self._deduper = deduper
+        self._rolling = RollingMeans(config.rolling_window)
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
+        # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
+        self._slots = threading.BoundedSemaphore(config.concurrency * 2)
+        self._thread = threading.Thread(target=self._run, name="scorer-poll", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop polling, finish what was taken, then return."""
+        self._stop.set()
+        self._thread.join(timeout_s)
+        self._pool.shutdown(wait=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._metrics.queue_depth.set(self._consumer.depth())
+            deliveries = self._consumer.poll(max_records=self._config.concurrency, timeout_s=0.2)
+            for delivery in deliveries:
+                self._slots.acquire()
+                self._pool.submit(self._handle_guarded, delivery)
+
+    def _handle_guarded(self, delivery: Delivery) -> None:
+        try:
+            self.handle(delivery)
+        except Exception:  # the last line of defence: a bug must not kill the pool thread silently
+            log.exception("unexpected error while handling a delivery")
+            self._dead_letter(delivery, "internal_error", "see the scorer's log", self._config.max_attempts)
+        finally:
+            self._consumer.commit(delivery)
+            self._slots.release()
+
+    def handle(self, delivery: Delivery) -> None:
+        self._metrics.records_consumed.inc()
+        try:
+            record = Record.from_json(delivery.value)
+        except RecordError as e:
+            self._dead_letter(delivery, e.reason, e.detail, 1)
+            return
+        if self._deduper is not None and self._deduper.seen(record.id):
+            self._metrics.records_skipped.labels(reason="duplicate").inc()
+            return
+        text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer)
+        started = time.perf_counter()
+        failure: Exception | None = None
+        for attempt in range(1, self._config.max_attempts + 1):
+            try:
+                outcomes = score_text(self._judge, self._metric_fns, text)
+                break
+            except RecordSkipped as e:
+                self._metrics.records_skipped.labels(reason=e.reason).inc()
+                return
+            except Exception as e:
+                # Unexpected faults may be transient (a judge hiccup the judge did not classify):
+                # retry, then dead-letter with the reason rather than block the stream.
+                log.warning("scoring record %s failed (attempt %d): %s", record.id, attempt, type(e).__name__)
+                failure = e
+        else:
+            self._dead_letter(delivery, "scoring_error", f"{type(failure).__name__}: {failure}", attempt)
+            return
+        elapsed = time.perf_counter() - started
+        self._export(record, outcomes, elapsed)
+        self._scores.publish(record.id, self._message(record, outcomes, elapsed))
+        values = {name: o.value for name, o in outcomes.items() if o.value is not None}
+        detail = {name: o.detail for name, o in outcomes.items()}
+        for observer in self._observers:
+            observer.on_scores(record, values, detail)
+
+    def _dead_letter(self, delivery: Delivery, reason: str, detail: str, attempts: int) -> None:
+        self._dead_letters.publish(delivery.value, reason, detail, attempts)
+        self._metrics.records_dead_lettered.labels(reason=reason).inc()
+
+    def _message(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> dict[str, Any]:
+        total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+        for o in outcomes.values():
+            total["calls"] += o.usage.calls
+            total["prompt_tokens"] += o.usage.prompt_tokens
+            total["completion_tokens"] += o.usage.completion_tokens
+            total["cost_usd"] += o.usage.cost_usd
+        return {
+            "v": "1.0",
+            "record_id": record.id,
+            "trace_id": record.trace_id,
+            "service": record.service,
+            "route": record.route,
+            "model": record.model,
+            "time_unix_nano": record.time_unix_nano,
+            "adjusted_count": record.sampling.adjusted_count,
+            "metrics": {name: o.to_dict() for name, o in outcomes.items()},
+            "judge": {"name": self._judge.name, "model": self._judge.model},
+            "usage": total,
+            "latency_s": round(elapsed, 4),
+        }
+
+    def _export(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> None:
+        m = self._metrics
+        service = self._service_label(record.service)
+        score_labels = {"service": service}
+        if m.with_route:
+            score_labels["route"] = self._route_label(record.route)
+        weight = record.sampling.adjusted_count
+        judge = self._judge.name
+        for name, o in outcomes.items():
+            m.judge_requests.labels(judge=judge, outcome=o.error or "ok").inc()
+            m.judge_latency.labels(judge=judge, metric=name).observe(o.seconds)
+            m.judge_calls.labels(judge=judge, metric=name).inc(o.usage.calls)
+            m.judge_tokens.labels(judge=judge, kind="prompt").inc(o.usage.prompt_tokens)
+            m.judge_tokens.labels(judge=judge, kind="completion").inc(o.usage.completion_tokens)
+            m.judge_cost.labels(judge=judge).inc(o.usage.cost_usd)
+            if o.value is None:
+                m.metric_failures.labels(metric=name, reason=o.error or "unknown").inc()
+                continue
+            m.score[name].labels(**score_labels).observe(o.value)
+            m.weighted_sum.labels(service=service, metric=name).inc(weight * o.value)
+            m.weight.labels(service=service, metric=name).inc(weight)
+            if o.value < self._config.bad_event_threshold.get(name, 0.0):
+                m.bad_weight.labels(service=service, metric=name).inc(weight)
+            mean = self._rolling.add((service, name), o.value, weight)
+            m.rolling_mean.labels(service=service, metric=name).set(mean)
+        m.records_scored.labels(service=service).inc()
+        m.scoring_latency.observe(elapsed)
