@@ -1,0 +1,75 @@
+"""What judge calls cost and how much may be spent: a configurable price table and a spending
+budget per clock hour or day (UTC). When the window's budget is spent, calls are refused with
+JudgeError('budget_exhausted') until the next window starts."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ragpulse.scorer.judge.base import JudgeError
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per one million tokens."""
+
+    prompt_per_1m: float
+    completion_per_1m: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_per_1m + completion_tokens * self.completion_per_1m) / 1e6
+
+
+# Published list prices at the time of writing; override them with your contract's prices.
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": Price(0.15, 0.60),
+    "gpt-4o": Price(2.50, 10.00),
+    "gpt-4.1-mini": Price(0.40, 1.60),
+    "gpt-4.1-nano": Price(0.10, 0.40),
+}
+
+WINDOW_SECONDS = {"hour": 3600, "day": 86400}
+
+
+class Budget:
+    def __init__(self, limit_usd: float | None, window: str, clock: Callable[[], float] = time.time) -> None:
+        if window not in WINDOW_SECONDS:
+            raise ValueError(f"budget_window: expected one of {sorted(WINDOW_SECONDS)}, got {window!r}")
+        self.limit_usd = limit_usd
+        self._seconds = WINDOW_SECONDS[window]
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._window_start = self._current_window()
+        self._spent = 0.0
+
+    def _current_window(self) -> int:
+        return int(self._clock() // self._seconds)
+
+    def _roll(self) -> None:
+        window = self._current_window()
+        if window != self._window_start:
+            self._window_start, self._spent = window, 0.0
+
+    @property
+    def spent_usd(self) -> float:
+        with self._lock:
+            self._roll()
+            return self._spent
+
+    def check(self) -> None:
+        """Refuse a new call once the window's budget is spent. Calls already in flight still
+        finish and are charged, so a window can overshoot by at most the concurrent calls."""
+        if self.limit_usd is None:
+            return
+        with self._lock:
+            self._roll()
+            if self._spent >= self.limit_usd:
+                raise JudgeError("budget_exhausted", f"spent {self._spent:.4f} of {self.limit_usd} USD")
+
+    def charge(self, usd: float) -> None:
+        with self._lock:
+            self._roll()
+            self._spent += usd

@@ -1,0 +1,100 @@
+"""Request and token budgets for a judge endpoint: token buckets (requests per minute, tokens per
+minute) and a bound on concurrent requests, shared by all work in a process that uses the same
+endpoint and key, since that is what the provider's limits apply to."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+
+class TokenBucket:
+    """Holds up to `per_minute` units, refilled continuously. A debit may drive it negative (the
+    real token count of a reply is known only afterwards); later takers then wait it off."""
+
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._level = self.capacity
+        self._clock = clock
+        self._stamp = clock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    def wait_s(self, amount: float) -> float:
+        """Seconds until `amount` can be taken (0 now). A request larger than the whole bucket
+        waits for a full bucket instead of forever."""
+        self._refill()
+        need = min(amount, self.capacity) - self._level
+        return max(need / self.rate, 0.0)
+
+    def take(self, amount: float) -> None:
+        self._refill()
+        self._level -= amount
+
+
+class RateLimiter:
+    def __init__(
+        self,
+        rpm: float | None,
+        tpm: float | None,
+        max_concurrency: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._requests = TokenBucket(rpm, clock) if rpm else None
+        self._tokens = TokenBucket(tpm, clock) if tpm else None
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._lock = threading.Lock()
+        self._sleep = sleep
+
+    def _wait_for_budget(self, tokens: int) -> None:
+        while True:
+            with self._lock:
+                wait = max(
+                    self._requests.wait_s(1) if self._requests else 0.0,
+                    self._tokens.wait_s(tokens) if self._tokens else 0.0,
+                )
+                if wait <= 0.0:
+                    if self._requests:
+                        self._requests.take(1)
+                    if self._tokens:
+                        self._tokens.take(tokens)
+                    return
+            self._sleep(min(wait, 5.0))
+
+    @contextmanager
+    def request(self, estimated_tokens: int) -> Iterator[Callable[[int], None]]:
+        """Hold a concurrency slot and the budget for one request. Yields `settle(actual_tokens)`
+        to correct the token bucket by what the reply really used."""
+        self._wait_for_budget(estimated_tokens)
+        settled = False
+
+        def settle(actual_tokens: int) -> None:
+            nonlocal settled
+            if self._tokens and not settled:
+                with self._lock:
+                    self._tokens.take(actual_tokens - estimated_tokens)
+            settled = True
+
+        with self._slots:
+            yield settle
+
+
+_SHARED: dict[tuple[object, ...], RateLimiter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_limiter(key: tuple[object, ...], rpm: float | None, tpm: float | None, max_concurrency: int) -> RateLimiter:
+    """The process-wide limiter for `key` (endpoint, credential, limits): judges built separately
+    for the same endpoint still share one budget."""
+    with _SHARED_LOCK:
+        limiter = _SHARED.get(key)
+        if limiter is None:
+            limiter = _SHARED[key] = RateLimiter(rpm, tpm, max_concurrency)
+        return limiter
