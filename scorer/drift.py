@@ -1,0 +1,281 @@
+"""Drift detection: per service and metric, a two-sided CUSUM of recent scores against a baseline.
+
+Why CUSUM: a quality regression in a RAG app (a new prompt, a new model, a broken retriever) is a
+step change in the mean score, and CUSUM is the detector with the shortest mean delay for a step of
+a given size at a given false-alarm rate (Lorden/Moustakides). Page-Hinkley is the same statistic
+with a running-mean baseline; we keep an explicit baseline so it can be shown on a dashboard.
+
+The detector works in standardised units: z = (x - baseline mean) / baseline sd, and
+
+    S_down = max(0, S_down + r * (-z - k))      S_up = max(0, S_up + r * (z - k))
+
+where r is the record's sampling weight (adjusted count) divided by the root-mean-square weight, so
+a record kept at 10% counts ten times a record kept at 100%: the detector follows the
+sampling-weighted (population) mean, not the mean of whatever happened to be sampled. Dividing by
+the RMS rather than the mean weight keeps the increments' variance at 1 whatever the mix of
+sampling rates, so h means the same false-alarm rate for every service; unequal weights show up
+as a smaller effective shift (fewer effective samples), which is the honest price of sampling. The alarm is
+raised while max(S_down, S_up) > h. The choice of k and h (README: docs/dashboards.md):
+k = half the smallest shift worth paging for (a 0.15 drop is ~0.6 sd of a typical faithfulness
+stream, so k = 0.3), h = 30 measured (tests/test_drift.py) to give no false alarm in 10^6 stationary samples.
+
+The baseline is learnt from the first `min_samples` records (no alarm before: a quiet service
+cannot alarm on a handful of noisy scores) and afterwards follows the long-run level slowly: a
+record enters the baseline only when it leaves the recent window and only while no alarm is
+raised, so a drift in progress never teaches the baseline that it is normal.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Gauge
+from ragpulse.collector.record import Record
+from ragpulse.scorer.export_prometheus import METRIC_NAMES
+
+# Two-sided normal quantiles for the confidence levels a config may ask for.
+_Z = {0.8: 1.2816, 0.9: 1.6449, 0.95: 1.96, 0.99: 2.5758}
+
+
+@dataclass(frozen=True)
+class DriftConfig:
+    enabled: bool = True
+    # Records needed before the detector arms: they form the first baseline.
+    min_samples: int = 200
+    # Records in the "current" mean (and its confidence interval) shown next to the baseline.
+    recent_window: int = 100
+    # CUSUM allowance and threshold, in baseline standard deviations.
+    k: float = 0.3
+    h: float = 30.0
+    # The statistic is capped at cap_factor * h so that an alarm clears within about
+    # (cap_factor - 1) * h / k records after quality comes back, however long the drift lasted.
+    cap_factor: float = 2.0
+    # Lower bound on the baseline sd: a service whose scores have all been 1.0 would otherwise
+    # alarm on its first 0.9.
+    sigma_floor: float = 0.1
+    # Half-life, in records, of the baseline's exponential forgetting after warm-up.
+    baseline_halflife: int = 5000
+    # A single record may count at most this many times the RMS weight (one heavily
+    # down-sampled record must not trip the alarm alone).
+    max_relative_weight: float = 10.0
+    confidence: float = 0.95
+    # Services tracked at most (further services share the "other" detector); bounds memory.
+    max_services: int = 200
+    metrics: tuple[str, ...] = METRIC_NAMES
+
+    def __post_init__(self) -> None:
+        if self.confidence not in _Z:
+            raise ValueError(f"drift.confidence must be one of {sorted(_Z)}, got {self.confidence}")
+        if self.min_samples < 2 or self.recent_window < 2:
+            raise ValueError("drift.min_samples and drift.recent_window must be at least 2")
+        if self.k <= 0 or self.h <= 0 or self.cap_factor < 1:
+            raise ValueError("drift.k and drift.h must be positive and drift.cap_factor >= 1")
+
+
+@dataclass(frozen=True)
+class DriftState:
+    armed: bool
+    samples: int
+    statistic: float
+    alarm: bool
+    direction: str  # "down", "up" or "" (no alarm)
+    baseline_mean: float
+    baseline_sd: float
+    current_mean: float
+    current_lower: float
+    current_upper: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class CusumDetector:
+    """One stream's detector. Not thread-safe: DriftDetectorBank serialises access."""
+
+    def __init__(self, config: DriftConfig) -> None:
+        self.cfg = config
+        self.samples = 0
+        # Baseline as weighted sums with exponential forgetting: sum w, sum w*x, sum w*x^2, and
+        # sum w^2 and the count of records (for the root-mean-square weight).
+        self._bw = 0.0
+        self._bwx = 0.0
+        self._bwxx = 0.0
+        self._bww = 0.0
+        self._bn = 0.0
+        self._decay = 0.5 ** (1.0 / config.baseline_halflife)
+        self._recent: collections.deque[tuple[float, float]] = collections.deque()
+        self.s_down = 0.0
+        self.s_up = 0.0
+        self._armed = False
+        # Frozen baseline used by the statistic; refreshed from the sums while no alarm is raised.
+        self._mu = 0.0
+        self._sd = config.sigma_floor
+        self._wrms = 1.0
+
+    def _absorb(self, x: float, w: float, decay: float) -> None:
+        self._bw = self._bw * decay + w
+        self._bwx = self._bwx * decay + w * x
+        self._bwxx = self._bwxx * decay + w * x * x
+        self._bww = self._bww * decay + w * w
+        self._bn = self._bn * decay + 1.0
+
+    def _refresh_baseline(self) -> None:
+        mu = self._bwx / self._bw
+        var = max(self._bwxx / self._bw - mu * mu, 0.0)
+        self._mu = mu
+        self._sd = max(math.sqrt(var), self.cfg.sigma_floor)
+        self._wrms = math.sqrt(self._bww / self._bn)
+
+    @property
+    def alarm(self) -> bool:
+        return self._armed and max(self.s_down, self.s_up) > self.cfg.h
+
+    def update(self, x: float, w: float = 1.0) -> None:
+        cfg = self.cfg
+        w = w if w > 0 else 1.0
+        self.samples += 1
+        if not self._armed:
+            # Warm-up: every record is baseline; nothing is tested yet.
+            self._absorb(x, w, 1.0)
+            self._recent.append((x, w))
+            if len(self._recent) > cfg.recent_window:
+                self._recent.popleft()
+            if self.samples >= cfg.min_samples:
+                self._refresh_baseline()
+                self._armed = True
+            return
+        r = min(w / self._wrms, cfg.max_relative_weight)
+        z = (x - self._mu) / self._sd
+        cap = cfg.cap_factor * cfg.h
+        self.s_down = min(max(0.0, self.s_down + r * (-z - cfg.k)), cap)
+        self.s_up = min(max(0.0, self.s_up + r * (z - cfg.k)), cap)
+        self._recent.append((x, w))
+        if len(self._recent) > cfg.recent_window:
+            old_x, old_w = self._recent.popleft()
+            if not self.alarm:
+                self._absorb(old_x, old_w, self._decay)
+                self._refresh_baseline()
+
+    def state(self) -> DriftState:
+        ws = sum(w for _, w in self._recent)
+        if ws > 0:
+            mean = sum(w * x for x, w in self._recent) / ws
+            var = sum(w * (x - mean) ** 2 for x, w in self._recent) / ws
+            # Kish's effective sample size: unequal sampling weights widen the interval.
+            n_eff = ws * ws / sum(w * w for _, w in self._recent)
+            half = _Z[self.cfg.confidence] * math.sqrt(var / n_eff) if n_eff > 1 else 1.0
+        else:
+            mean, half = 0.0, 1.0
+        stat = max(self.s_down, self.s_up)
+        alarm = self.alarm
+        direction = ("down" if self.s_down >= self.s_up else "up") if alarm else ""
+        return DriftState(
+            armed=self._armed,
+            samples=self.samples,
+            statistic=stat,
+            alarm=alarm,
+            direction=direction,
+            baseline_mean=self._mu if self._armed else (self._bwx / self._bw if self._bw else 0.0),
+            baseline_sd=self._sd,
+            current_mean=mean,
+            current_lower=max(0.0, mean - half),
+            current_upper=min(1.0, mean + half),
+        )
+
+
+class DriftDetectorBank:
+    """All detectors of one scorer, one per (service, metric), and their Prometheus gauges.
+
+    A worker observer: `on_scores` is called after each record's scores."""
+
+    def __init__(self, config: DriftConfig, registry: CollectorRegistry) -> None:
+        self.cfg = config
+        self._detectors: dict[tuple[str, str], CusumDetector] = {}
+        self._services: set[str] = set()
+        self._lock = threading.Lock()
+        labels = ["service", "metric"]
+        self.g_statistic = Gauge(
+            "ragpulse_score_drift_statistic",
+            "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
+            "deviations (the larger of the downward and upward sums).",
+            labels, registry=registry)
+        self.g_alarm = Gauge(
+            "ragpulse_score_drift_alarm",
+            "1 while the drift statistic is above ragpulse_score_drift_threshold, else 0.",
+            labels, registry=registry)
+        self.g_direction = Gauge(
+            "ragpulse_score_drift_direction",
+            "-1 while a downward drift alarm is raised, +1 for an upward one, 0 otherwise.",
+            labels, registry=registry)
+        self.g_baseline = Gauge(
+            "ragpulse_score_baseline_mean",
+            "Sampling-weighted baseline mean the drift detector compares against.",
+            labels, registry=registry)
+        self.g_current = Gauge(
+            "ragpulse_score_current_mean",
+            "Sampling-weighted mean of the detector's recent window of records.",
+            labels, registry=registry)
+        self.g_lower = Gauge(
+            "ragpulse_score_current_mean_lower",
+            "Lower bound of the confidence interval of ragpulse_score_current_mean.",
+            labels, registry=registry)
+        self.g_upper = Gauge(
+            "ragpulse_score_current_mean_upper",
+            "Upper bound of the confidence interval of ragpulse_score_current_mean.",
+            labels, registry=registry)
+        self.g_samples = Gauge(
+            "ragpulse_score_drift_samples",
+            "Records seen by the drift detector; it arms at ragpulse_score_drift_min_samples.",
+            labels, registry=registry)
+        Gauge("ragpulse_score_drift_threshold",
+              "CUSUM alarm threshold h (baseline standard deviations).",
+              registry=registry).set(config.h)
+        Gauge("ragpulse_score_drift_min_samples",
+              "Records a detector needs before it can alarm.",
+              registry=registry).set(config.min_samples)
+
+    def _service_key(self, service: str) -> str:
+        if service in self._services:
+            return service
+        if len(self._services) < self.cfg.max_services:
+            self._services.add(service)
+            return service
+        return "other"
+
+    def on_scores(self, record: Record, values: dict[str, float], detail: dict) -> None:
+        if not self.cfg.enabled:
+            return
+        w = record.sampling.adjusted_count
+        with self._lock:
+            service = self._service_key(record.service or "unknown")
+            for metric, value in values.items():
+                if metric not in self.cfg.metrics or value is None or math.isnan(value):
+                    continue
+                det = self._detectors.get((service, metric))
+                if det is None:
+                    det = self._detectors[(service, metric)] = CusumDetector(self.cfg)
+                det.update(value, w)
+                self._export(service, metric, det.state())
+
+    def _export(self, service: str, metric: str, st: DriftState) -> None:
+        self.g_samples.labels(service, metric).set(st.samples)
+        self.g_current.labels(service, metric).set(st.current_mean)
+        self.g_lower.labels(service, metric).set(st.current_lower)
+        self.g_upper.labels(service, metric).set(st.current_upper)
+        # Before warm-up ends there is no baseline and no statistic: export none rather than a
+        # misleading 0 (a dashboard shows "no data", never a fake flat line).
+        if not st.armed:
+            return
+        self.g_baseline.labels(service, metric).set(st.baseline_mean)
+        self.g_statistic.labels(service, metric).set(st.statistic)
+        self.g_alarm.labels(service, metric).set(1.0 if st.alarm else 0.0)
+        self.g_direction.labels(service, metric).set(
+            -1.0 if st.direction == "down" else 1.0 if st.direction == "up" else 0.0)
+
+    def states(self) -> dict[tuple[str, str], DriftState]:
+        with self._lock:
+            return {key: det.state() for key, det in self._detectors.items()}
