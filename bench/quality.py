@@ -76,7 +76,9 @@ def load_pairs(path: Path, limit: int | None) -> list[list[Pair]]:
     out = []
     for row in rows:
         q = strip_prefix(row["question"])
-        good, ungrounded, poor = (strip_prefix(row[k]) for k in ("answer", "ungrounded_answer", "poor_answer"))
+        good, ungrounded, poor = (
+            strip_prefix(row[k]) for k in ("answer", "ungrounded_answer", "poor_answer")
+        )
         ctx1 = [strip_prefix(c) for c in row["context_v1"]]
         ctx2 = [strip_prefix(c) for c in row["context_v2"]]
         out.append(

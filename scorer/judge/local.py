@@ -25,14 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local_model import MODEL_ID, StaticModel, load_static_model
-from ragpulse.scorer.judge.local_text import claims, content_tokens, is_decisive, is_noncommittal
+from ragpulse.scorer.judge.local_text import (
+    claims,
+    content_tokens,
+    is_decisive,
+    is_noncommittal,
+    surface_tokens,
+)
 from ragpulse.scorer.sentences import context_sentences
 
 # Share of the cosine that comes from lexical overlap (the rest from static embeddings).
-LEXICAL_WEIGHT = 0.5
+LEXICAL_WEIGHT = 0.75
 # A number counts this many times as much as a word when measuring how much of a claim is covered.
 NUMBER_WEIGHT = 3.0
 # Cosine (question vs context sentence) below which a sentence is not needed at all; above it the
@@ -129,7 +134,8 @@ class LocalJudge:
     def questions(self, rec: RecordText, n: int, usage: Usage) -> GeneratedQuestions:
         if is_noncommittal(rec.answer):
             return GeneratedQuestions(questions=[], noncommittal=True)
-        return GeneratedQuestions(questions=_slices(claims(rec.answer), n), noncommittal=False)
+        slices = _slices(claims(rec.answer), n)
+        return GeneratedQuestions(questions=[_addressed(rec.question, s) for s in slices], noncommittal=False)
 
     # -- context relevancy --------------------------------------------------------------------
 
@@ -180,6 +186,16 @@ def _slices(parts: list[str], n: int) -> list[str]:
     k = min(n, len(parts))
     bounds = np.linspace(0, len(parts), k + 1).round().astype(int)
     return [" ".join(parts[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _addressed(question: str, answer_part: str) -> str:
+    """The pseudo-question of one slice of the answer: the words of the asked question that the
+    slice addresses, in the question's order. An LLM asked which question the slice answers would
+    name the same aspects; what it would add in its own words, we cannot generate. A slice that
+    addresses nothing asked stands for itself, so off-topic text scores as off-topic."""
+    available = set(content_tokens(answer_part))
+    words = [surface for surface, tok in surface_tokens(question) if tok in available]
+    return " ".join(words) if words else answer_part
 
 
 def _need(sims: np.ndarray) -> list[float]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from ragpulse.scorer.judge.base import JudgeError
 
 # Pinned with the package version: a different file means different scores, so it is an error.
@@ -40,7 +39,7 @@ def package_dir(package: str = PACKAGE) -> Path:
     effects on logging)."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError(f"package {package!r} is not installed; pip install '{package}=={PACKAGE_VERSION}'")
+        raise ModelLoadError(f"package {package!r} is not installed; pip install '{PACKAGE}=={PACKAGE_VERSION}'")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

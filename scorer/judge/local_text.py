@@ -51,23 +51,27 @@ def _cjk_bigrams(run: str) -> list[str]:
     return [g for g in grams if not _HIRAGANA_ONLY.match(g)]
 
 
-def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
-    """The tokens that carry content: stemmed non-stopwords, numbers as written, CJK bigrams.
-    Numbers keep a '#' prefix so that the caller can treat them as decisive."""
+def surface_tokens(text: str, drop_question_words: bool = True) -> list[tuple[str, str]]:
+    """(as written, content token) for each content token of the text: stemmed non-stopwords,
+    numbers, CJK bigrams. Numbers keep a '#' prefix so that callers can treat them as decisive."""
     text = normalise(text)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for run in _CJK.findall(text):
-        out.extend(_cjk_bigrams(run))
+        out.extend((g, g) for g in _cjk_bigrams(run))
     latin = _CJK.sub(" ", text)
     for m in _TOKEN.finditer(latin):
         if m.group("num"):
-            out.append("#" + m.group("num").replace(",", ""))
+            out.append((m.group("num"), "#" + m.group("num").replace(",", "")))
             continue
         word = m.group("word").lower()
         if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
             continue
-        out.append(word[:STEM_CHARS])
+        out.append((m.group("word"), word[:STEM_CHARS]))
     return out
+
+
+def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
+    return [tok for _, tok in surface_tokens(text, drop_question_words)]
 
 
 def is_decisive(token: str) -> bool:
