@@ -66,9 +66,56 @@ class MemoryBusConfig:
 
 
 @dataclass
+class OtlpKafkaInputConfig:
+    """Spans written to Kafka by the OpenTelemetry Collector's kafka exporter."""
+
+    enabled: bool = False
+    topic: str = "otlp_spans"
+    encoding: str = "otlp_proto"
+    group_id: str = "ragpulse-collector"
+
+
+@dataclass
+class KafkaConfig:
+    bootstrap_servers: str = "127.0.0.1:9092"
+    client_id: str = "ragpulse"
+    records_topic: str = "ragpulse.records"
+    records_partitions: int = 6
+    scores_topic: str = "ragpulse.scores"
+    scores_partitions: int = 3
+    dlq_topic: str = "ragpulse.dlq"
+    dlq_partitions: int = 1
+    # For all three topics; 1 suits a single development broker, use 3 on a real cluster.
+    replication_factor: int = 1
+    # Create missing topics with the admin client on start (existing ones are left as they are).
+    create_topics: bool = True
+    group_id: str = "ragpulse-scorer"
+    # gzip needs no extra package; lz4, zstd and snappy need python-lz4, zstandard, python-snappy.
+    compression: str = "gzip"
+    # Largest record value sent; a bigger record is truncated (contexts first), never dropped.
+    # Keep it at or below the broker's message.max.bytes (default 1048588).
+    max_message_bytes: int = 1_000_000
+    linger_ms: int = 5
+    # Records handed to the producer and not yet acknowledged; beyond this the collector answers
+    # OTLP with "retry later" (HTTP 503 / gRPC UNAVAILABLE) instead of growing without bound.
+    buffer_records: int = 20_000
+    # How long an unacknowledged record is retried before it counts as a delivery failure.
+    delivery_timeout_ms: int = 300_000
+    # Scorer: how often finished offsets are committed, and how many record ids are remembered
+    # to skip redeliveries (at-least-once) without counting them twice.
+    commit_interval_ms: int = 500
+    dedupe_window: int = 100_000
+    # On a rebalance, how long in-flight records of revoked partitions may finish before they are
+    # released to the next owner.
+    rebalance_timeout_s: float = 20.0
+    otlp_input: OtlpKafkaInputConfig = field(default_factory=OtlpKafkaInputConfig)
+
+
+@dataclass
 class BusConfig:
     kind: str = "memory"
     memory: MemoryBusConfig = field(default_factory=MemoryBusConfig)
+    kafka: KafkaConfig = field(default_factory=KafkaConfig)
 
 
 @dataclass
@@ -236,6 +283,7 @@ def validate(config: Config) -> None:
         raise ConfigError(f"scorer.judge must be 'local' or 'openai', got {config.scorer.judge!r}")
     if config.bus.kind not in ("memory", "kafka"):
         raise ConfigError(f"bus.kind must be 'memory' or 'kafka', got {config.bus.kind!r}")
+    _validate_kafka(config.bus.kafka)
     for where, value, low in (
         ("bus.memory.capacity", config.bus.memory.capacity, 1),
         ("scorer.concurrency", config.scorer.concurrency, 1),
@@ -255,3 +303,28 @@ def validate(config: Config) -> None:
             re.compile(pattern)
         except re.error as e:
             raise ConfigError(f"redaction.patterns[{i}] is not a valid regular expression: {e}") from e
+
+
+def _validate_kafka(kafka: KafkaConfig) -> None:
+    for server in kafka.bootstrap_servers.split(","):
+        parse_endpoint(server.strip(), "bus.kafka.bootstrap_servers")
+    if kafka.compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
+        raise ConfigError(f"bus.kafka.compression must be none, gzip, snappy, lz4 or zstd, got {kafka.compression!r}")
+    if kafka.otlp_input.encoding not in ("otlp_proto", "otlp_json"):
+        raise ConfigError(
+            f"bus.kafka.otlp_input.encoding must be otlp_proto or otlp_json, got {kafka.otlp_input.encoding!r}"
+        )
+    for where, value, low in (
+        ("bus.kafka.records_partitions", kafka.records_partitions, 1),
+        ("bus.kafka.scores_partitions", kafka.scores_partitions, 1),
+        ("bus.kafka.dlq_partitions", kafka.dlq_partitions, 1),
+        ("bus.kafka.replication_factor", kafka.replication_factor, 1),
+        # Room for a record's metadata, question and answer after its contexts are cut.
+        ("bus.kafka.max_message_bytes", kafka.max_message_bytes, 16_384),
+        ("bus.kafka.buffer_records", kafka.buffer_records, 1),
+        ("bus.kafka.commit_interval_ms", kafka.commit_interval_ms, 10),
+        ("bus.kafka.dedupe_window", kafka.dedupe_window, 1),
+        ("bus.kafka.delivery_timeout_ms", kafka.delivery_timeout_ms, 1000),
+    ):
+        if value < low:
+            raise ConfigError(f"{where} must be at least {low}, got {value}")
