@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from ragpulse.collector.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.collector.pipeline import CollectorPipeline
@@ -27,6 +27,9 @@ from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.worker import ScoreObserver, Worker
 
 log = logging.getLogger(__name__)
+
+# `_created` series double the exposition for no dashboard or alert of ours.
+disable_created_metrics()
 
 
 class Stoppable(Protocol):

@@ -1,0 +1,34 @@
+"""Redaction happens in the collector, before a record is put on the bus."""
+
+from __future__ import annotations
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from prometheus_client import CollectorRegistry
+from ragpulse.collector.bus import InProcessBus
+from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.record import Record
+from ragpulse.collector.telemetry import CollectorMetrics
+
+from ragpulse.config import Config, RedactionConfig
+
+
+def test_emails_and_custom_patterns_are_redacted_before_the_bus() -> None:
+    config = Config(redaction=RedactionConfig(enabled=True, patterns=[r"ACCT-\d+"], replacement="<x>"))
+    bus = InProcessBus(10)
+    pipeline = CollectorPipeline(config, bus, CollectorMetrics(CollectorRegistry()))
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id = b"\x11" * 16, b"\x22" * 8
+    for key, value in (("rag.question", "Why is ACCT-123 locked? mail me at jo@example.com"),
+                       ("rag.answer", "ACCT-123 is locked.")):
+        kv = span.attributes.add()
+        kv.key, kv.value.string_value = key, value
+    kv = span.attributes.add()
+    kv.key = "rag.contexts"
+    kv.value.array_value.values.add().string_value = "Account ACCT-123 of jo@example.com was locked."
+    pipeline.consume_export_request(request, "test")
+    (delivery,) = bus.poll(1, 0.1)
+    record = Record.from_json(delivery.value)
+    assert record.question == "Why is <x> locked? mail me at <x>"
+    assert record.contexts == ["Account <x> of <x> was locked."]
+    assert b"example.com" not in delivery.value and b"ACCT-123" not in delivery.value
