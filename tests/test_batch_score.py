@@ -14,7 +14,8 @@ def test_score_file_keeps_keys_reports_bad_rows(tmp_path: Path) -> None:
          "answer": "The capital of Japan is Tokyo."},
         "this line is not json",
         {"id": 3, "question": "Q?", "contexts": "not a list", "answer": "A."},
-        {"id": 4, "question": "日本の首都はどこですか？", "contexts": ["日本の首都は東京です。"], "answer": "東京です。"},
+        {"id": 4, "question": "日本の首都はどこですか？", "contexts": ["日本の首都は東京です。"],
+         "answer": "東京です。"},
         {"id": 5, "question": "What is it?", "contexts": [], "answer": "It is a thing."},
     ]
     source = tmp_path / "in.jsonl"

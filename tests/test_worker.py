@@ -125,8 +125,11 @@ def test_nan_from_a_judge_is_a_failure() -> None:
 
 
 def test_japanese_record_scores() -> None:
-    jp = record(question="東京タワーの高さは？", contexts=["東京タワーは高さ333メートルの電波塔です。1958年に完成しました。"],
-                answer="東京タワーの高さは333メートルです。")
+    jp = record(
+        question="東京タワーの高さは？",
+        contexts=["東京タワーは高さ333メートルの電波塔です。1958年に完成しました。"],
+        answer="東京タワーの高さは333メートルです。",
+    )
     parts, _ = run([jp.to_json()])
     (message,) = parts.scores.snapshot()
     assert all(m["value"] is not None for m in message["metrics"].values()), message
