@@ -1,0 +1,138 @@
+"""The built-in live page, served by the scorer's HTTP server next to /metrics.
+
+For users without Grafana (and for `ragpulse up`): quality per service over the last hours,
+drift alarms, volume, judge failures and the most recent low-faithfulness records with the
+statements the judge found unsupported. The page is static files shipped in the package (no build
+step, no CDN, no third-party JavaScript) that poll one JSON endpoint, /api/summary; everything in it
+is bounded (History, RecentScores and RecentDeadLetters are bounded; lists are cut below).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import resources
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from ragpulse.scorer.drift import DriftDetectorBank
+from ragpulse.scorer.history import History
+from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/style.css": ("style.css", "text/css; charset=utf-8"),
+}
+JSON_TYPE = "application/json; charset=utf-8"
+# Counter families the page totals (sample name → the label it is broken down by).
+_COUNTERS = {
+    "ragpulse_records_received_total": "service",
+    "ragpulse_records_sampled_total": "service",
+    "ragpulse_records_scored_total": "service",
+    "ragpulse_metric_failures_total": ("metric", "reason"),
+    "ragpulse_judge_requests_total": ("judge", "outcome"),
+    "ragpulse_records_dead_lettered_total": "reason",
+    "ragpulse_judge_cost_usd_total": "judge",
+}
+MAX_TEXT = 400  # characters of one statement shown (the page is an overview, not a record viewer)
+
+
+class LivePage:
+    def __init__(
+        self,
+        history: History,
+        scores: RecentScores,
+        dead_letters: RecentDeadLetters,
+        drift: DriftDetectorBank | None,
+        registry: CollectorRegistry,
+        low_threshold: float = 0.5,
+        max_low_records: int = 20,
+        max_statements: int = 8,
+    ) -> None:
+        self.history = history
+        self.scores = scores
+        self.dead_letters = dead_letters
+        self.drift = drift
+        self.registry = registry
+        self.low_threshold = low_threshold
+        self.max_low_records = max_low_records
+        self.max_statements = max_statements
+        # Static files are read once: they are part of the installed package.
+        self._files = {
+            path: (ctype, resources.files("ragpulse.scorer.web").joinpath("static", name).read_bytes())
+            for path, (name, ctype) in _STATIC.items()
+        }
+
+    def handle(self, path: str) -> tuple[int, str, bytes] | None:
+        if path in self._files:
+            ctype, body = self._files[path]
+            return 200, ctype, body
+        if path == "/api/summary":
+            return 200, JSON_TYPE, json.dumps(self.summary(), ensure_ascii=False, allow_nan=False).encode()
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "now": time.time(),
+            "low_threshold": self.low_threshold,
+            "series": self.history.series(),
+            "drift": self._drift(),
+            "counters": self._counters(),
+            "queue_depth": self.registry.get_sample_value("ragpulse_queue_depth"),
+            "low_records": self._low_records(),
+            "dead_letters": [
+                {"reason": d["reason"], "detail": str(d["detail"])[:MAX_TEXT], "attempts": d["attempts"]}
+                for d in self.dead_letters.snapshot()[-10:][::-1]
+            ],
+        }
+
+    def _drift(self) -> list[dict[str, Any]]:
+        if self.drift is None:
+            return []
+        out = []
+        for (service, metric), st in sorted(self.drift.states().items()):
+            out.append({"service": service, "metric": metric, "threshold": self.drift.cfg.h,
+                        "min_samples": self.drift.cfg.min_samples, **st.to_dict()})
+        return out
+
+    def _counters(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {name: [] for name in _COUNTERS}
+        for family in self.registry.collect():
+            for sample in family.samples:
+                keys = _COUNTERS.get(sample.name)
+                if keys is None:
+                    continue
+                keys = (keys,) if isinstance(keys, str) else keys
+                out[sample.name].append({**{k: sample.labels.get(k, "") for k in keys}, "value": sample.value})
+        return out
+
+    def _low_records(self) -> list[dict[str, Any]]:
+        low = []
+        for msg in reversed(self.scores.snapshot()):
+            faith = (msg.get("metrics") or {}).get("faithfulness") or {}
+            value = faith.get("value")
+            if value is None or value >= self.low_threshold:
+                continue
+            statements = ((faith.get("detail") or {}).get("statements")) or []
+            unsupported = [
+                {"statement": str(s.get("statement", ""))[:MAX_TEXT], "verdict": s.get("verdict")}
+                for s in statements if isinstance(s, dict) and (s.get("verdict") or 0) < 0.5
+            ]
+            low.append({
+                "record_id": msg.get("record_id"),
+                "trace_id": msg.get("trace_id"),
+                "service": msg.get("service"),
+                "route": msg.get("route"),
+                "model": msg.get("model"),
+                "time_unix_nano": msg.get("time_unix_nano"),
+                "faithfulness": value,
+                "other": {name: m.get("value") for name, m in (msg.get("metrics") or {}).items()
+                          if name != "faithfulness"},
+                "unsupported": unsupported[: self.max_statements],
+                "statements": len(statements),
+            })
+            if len(low) >= self.max_low_records:
+                break
+        return low
