@@ -19,11 +19,14 @@ from ragpulse.collector.receiver_grpc import OtlpGrpcReceiver
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config, parse_endpoint
+from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.export_prometheus import LabelGuard, ScorerMetrics
+from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.page import LivePage
 from ragpulse.scorer.worker import ScoreObserver, Worker
 
 log = logging.getLogger(__name__)
@@ -74,6 +77,9 @@ def build_scorer(
     scores = RecentScores(config.scorer.recent_scores)
     dead_letters = RecentDeadLetters()
     cap = config.prometheus.label_cap
+    drift = DriftDetectorBank(config.drift, registry)
+    history = History(registry, bad_event_threshold=config.scorer.bad_event_threshold, label_cap=cap)
+    observers: list[ScoreObserver] = [drift, history]
     worker = Worker(
         consumer=consumer,
         judge=judge,
@@ -81,11 +87,13 @@ def build_scorer(
         metrics=metrics,
         scores=scores,
         dead_letters=dead_letters,
-        observers=[],
+        observers=observers,
         service_label=LabelGuard(tuple(config.prometheus.service_allow_list), cap),
         route_label=LabelGuard(tuple(config.prometheus.route_allow_list), cap),
     )
-    return ScorerParts(worker, judge, scores, dead_letters)
+    page = LivePage(history, scores, dead_letters, drift, registry,
+                    low_threshold=config.scorer.bad_event_threshold.get("faithfulness", 0.5))
+    return ScorerParts(worker, judge, scores, dead_letters, observers, page.handle)
 
 
 class OneProcess:

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from ragpulse.scorer.drift import DriftConfig
+
 ENV_PREFIX = "RAGPULSE_"
 
 
@@ -150,6 +152,7 @@ class PrometheusConfig:
 
 @dataclass
 class Config:
+    # The drift detector's settings live beside it (scorer/drift.py) and are read here.
     receiver: ReceiverConfig = field(default_factory=ReceiverConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
@@ -157,6 +160,7 @@ class Config:
     bus: BusConfig = field(default_factory=BusConfig)
     scorer: ScorerConfig = field(default_factory=ScorerConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
+    drift: DriftConfig = field(default_factory=DriftConfig)
     log_level: str = "info"
 
 
@@ -209,7 +213,10 @@ def _build(cls: type, data: Any, where: str) -> Any:
             f"known keys here: {', '.join(sorted(known))}"
         )
     kwargs = {name: _coerce(hints[name], value, _key(where, name)) for name, value in data.items()}
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except ValueError as e:  # a section's own cross-field checks
+        raise ConfigError(str(e)) from e
 
 
 def _key(where: str, name: str) -> str:
@@ -225,6 +232,11 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise ConfigError(f"{where} must be a list, got {value!r}")
         return [_coerce(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where} must be a list, got {value!r}")
+        return tuple(_coerce(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if origin is dict:
         key_t, val_t = typing.get_args(hint)
         if not isinstance(value, dict):
