@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -45,8 +46,27 @@ def _local_judge(args: argparse.Namespace) -> Judge:
     return LocalJudge()
 
 
+def _openai_judge(args: argparse.Namespace) -> Judge:
+    """Any OpenAI-compatible endpoint (e.g. deploy/llm's llama.cpp server). Answer relevancy's
+    embeddings come from the endpoint when --embedding-model is given, else from the local judge."""
+    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+
+    if not args.base_url and not args.api_key:
+        sys.exit("--judge openai needs --base-url (a local server) or an API key (OPENAI_API_KEY)")
+    cfg = OpenAIJudgeConfig(
+        model=args.model,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        embedding_model=args.embedding_model,
+        timeout_s=args.timeout,
+    )
+    return OpenAIJudge(cfg, fallback_embedder=None if args.embedding_model else LocalJudge())
+
+
 JUDGES: dict[str, Callable[[argparse.Namespace], Judge]] = {
     "local": _local_judge,
+    "openai": _openai_judge,
 }
 
 _PREFIXES = ("Question: ", "Answer: ")
@@ -96,6 +116,8 @@ class Tally:
     agree: Counter[str] = field(default_factory=Counter)
     total: Counter[str] = field(default_factory=Counter)
     failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Every score in evaluation order (None for a failure), to compare runs with each other.
+    values: list[tuple[str, float | None]] = field(default_factory=list)
 
 
 def score(judge: Judge, metric: str, rec: RecordText, tally: Tally) -> float | None:
@@ -103,8 +125,21 @@ def score(judge: Judge, metric: str, rec: RecordText, tally: Tally) -> float | N
         value, _ = METRICS[metric](judge, rec, Usage())
     except (MetricFailure, JudgeError) as exc:
         tally.failures[(metric, exc.reason)] += 1
+        tally.values.append((metric, None))
         return None
+    tally.values.append((metric, value))
     return value
+
+
+def spread(tallies: list[Tally]) -> dict[str, float]:
+    """Largest difference, per metric, between the same score in different runs (fresh judges)."""
+    out = dict.fromkeys(METRIC_ORDER, 0.0)
+    for runs in zip(*(t.values for t in tallies), strict=True):
+        values = [v for _, v in runs if v is not None]
+        if len(values) > 1:
+            metric = runs[0][0]
+            out[metric] = max(out[metric], max(values) - min(values))
+    return out
 
 
 def evaluate(judge: Judge, rows: list[list[Pair]]) -> Tally:
@@ -124,23 +159,50 @@ def fresh_records(path: Path, limit: int | None) -> list[RecordText]:
     return [p.better for row in load_pairs(path, limit) for p in row[:1]]
 
 
-def records_per_second(make_judge: Callable[[], Judge], path: Path, limit: int | None, repeat: int) -> float:
+def records_per_second(
+    make_judge: Callable[[], Judge], path: Path, limit: int | None, repeat: int, usage: Usage | None = None
+) -> float:
     """Throughput of one record scored on all three metrics (the production path), median of
     `repeat` passes. Each pass gets a new judge and new records, so sharing within a record counts
-    but no cache warmed by an earlier pass does (production rarely sees the same text twice)."""
+    but no cache warmed by an earlier pass does (production rarely sees the same text twice).
+    `usage`, if given, accumulates what the first pass cost (judge calls, tokens, seconds)."""
     rates = []
-    for _ in range(repeat):
+    for i in range(repeat):
         judge = make_judge()
         recs = fresh_records(path, limit)
         start = time.perf_counter()
         for rec in recs:
             for metric in METRIC_ORDER:
+                metric_usage = Usage()
                 try:
-                    METRICS[metric](judge, rec, Usage())
+                    METRICS[metric](judge, rec, metric_usage)
                 except (MetricFailure, JudgeError):
                     pass
+                if usage is not None and i == 0:
+                    usage.add(metric_usage)
         rates.append(len(recs) / (time.perf_counter() - start))
     return statistics.median(rates)
+
+
+def cost_lines(usage: Usage, records: int, tallies: list[Tally]) -> list[str]:
+    per = max(records, 1)
+    nan = sum(1 for t in tallies for _, v in t.values if v is not None and v != v)
+    lines = [
+        f"cost per record (all three metrics, fresh judge, {records} records): "
+        f"{usage.calls / per:.2f} judge calls, {usage.prompt_tokens / per:.0f} prompt + "
+        f"{usage.completion_tokens / per:.0f} completion tokens, {usage.seconds / per:.2f} s, "
+        f"{usage.cost_usd / per:.6f} USD",
+        f"NaN scores: {nan}",
+    ]
+    if len(tallies) > 1:
+        agree = {m: sorted(t.agree[m] / max(t.total[m], 1) for t in tallies) for m in METRIC_ORDER}
+        lines.append(
+            f"run-to-run over {len(tallies)} runs (fresh judges): max score spread "
+            + ", ".join(f"{m} {v:.3f}" for m, v in spread(tallies).items())
+            + "; agreement range "
+            + ", ".join(f"{m} {a[0]:.2f}..{a[-1]:.2f}" for m, a in agree.items())
+        )
+    return lines
 
 
 def report(judge: Judge, tally: Tally, rate: float, load_s: float) -> str:
@@ -165,6 +227,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     p.add_argument("--limit", type=int, default=None, help="only the first N rows")
     p.add_argument("--repeat", type=int, default=5, help="timing passes (median reported)")
+    p.add_argument("--runs", type=int, default=1, help="agreement runs with fresh judges (spread)")
+    g = p.add_argument_group("--judge openai")
+    g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
+    g.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY"))
+    g.add_argument("--embedding-model", default=None, help="use the endpoint's /embeddings")
+    g.add_argument("--timeout", type=float, default=300.0, help="per request, seconds")
     return p.parse_args(argv)
 
 
@@ -173,9 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     judge = JUDGES[args.judge](args)
     load_s = time.perf_counter() - start
-    tally = evaluate(judge, load_pairs(args.data, args.limit))
-    rate = records_per_second(lambda: JUDGES[args.judge](args), args.data, args.limit, args.repeat)
-    print(report(judge, tally, rate, load_s))
+    tallies = [evaluate(judge, load_pairs(args.data, args.limit))]
+    tallies += [evaluate(JUDGES[args.judge](args), load_pairs(args.data, args.limit)) for _ in range(args.runs - 1)]
+    usage = Usage()
+    rate = records_per_second(lambda: JUDGES[args.judge](args), args.data, args.limit, args.repeat, usage)
+    print(report(judge, tallies[0], rate, load_s))
+    print("\n".join(cost_lines(usage, len(fresh_records(args.data, args.limit)), tallies)))
     return 0
 
 

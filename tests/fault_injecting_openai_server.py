@@ -5,7 +5,8 @@ Each request takes the next step of `script` (the last step repeats):
   ok            a valid reply that matches the request's task
   429           HTTP 429 with Retry-After (`retry_after`)
   500           HTTP 500
-  400_schema    HTTP 400 naming response_format (an endpoint without json_schema support)
+  400_schema    HTTP 400 naming response_format to any request that sends a schema (an endpoint with
+                plain JSON mode only)
   timeout       waits `delay_s` before answering (longer than the client's timeout)
   slow_stream   sends the headers, then the body one byte every `delay_s / 20`
   malformed     HTTP 200 whose message content is not JSON
@@ -77,7 +78,7 @@ class FaultInjectingOpenAIServer:
         if step == "500":
             return _send(h, 500, {"error": {"message": "boom"}})
         if step == "400_schema":
-            if body.get("response_format", {}).get("type") == "json_schema":
+            if "schema" in json.dumps(body.get("response_format", {})):
                 return _send(h, 400, {"error": {"message": "response_format json_schema is not supported"}})
             step = "ok"
         if step == "timeout":
@@ -162,8 +163,9 @@ def _verdict_logprobs(content: str, p_true: float) -> list[dict[str, Any]]:
                 {"token": "true", "logprob": math.log(p_true)},
                 {"token": "false", "logprob": math.log(1 - p_true)},
             ]
-            tokens.append({"token": piece, "logprob": alts[0 if piece == "true" else 1]["logprob"],
-                           "top_logprobs": alts})
+            tokens.append(
+                {"token": piece, "logprob": alts[0 if piece == "true" else 1]["logprob"], "top_logprobs": alts}
+            )
         elif piece:
             tokens.append({"token": piece, "logprob": 0.0, "top_logprobs": []})
     return tokens

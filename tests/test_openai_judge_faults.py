@@ -14,7 +14,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fault_injecting_openai_server import FaultInjectingOpenAIServer  # noqa: E402
-
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage  # noqa: E402
 from ragpulse.scorer.judge.cost import Budget, Price  # noqa: E402
 from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402
@@ -124,8 +123,13 @@ def test_429_then_ok_honours_retry_after(server):
 
 @pytest.mark.parametrize(
     "step, reason",
-    [("429", "rate_limited"), ("500", "http_5xx"), ("timeout", "timeout"), ("slow_stream", "timeout"),
-     ("bad_body", "bad_response")],
+    [
+        ("429", "rate_limited"),
+        ("500", "http_5xx"),
+        ("timeout", "timeout"),
+        ("slow_stream", "timeout"),
+        ("bad_body", "bad_response"),
+    ],
 )
 def test_persistent_fault_is_a_counted_judge_error(server, step, reason):
     server.set_script(step)
@@ -223,8 +227,17 @@ def test_circuit_open_times_out_with_reason(server):
 
 @pytest.mark.parametrize(
     "field, value",
-    [("model", ""), ("base_url", "ftp://x"), ("timeout_s", 0), ("max_concurrency", 0), ("rpm", -1),
-     ("budget_window", "week"), ("use_logprobs", "maybe"), ("response_format", "xml"), ("budget_usd", 5.0)],
+    [
+        ("model", ""),
+        ("base_url", "ftp://x"),
+        ("timeout_s", 0),
+        ("max_concurrency", 0),
+        ("rpm", -1),
+        ("budget_window", "week"),
+        ("use_logprobs", "maybe"),
+        ("response_format", "xml"),
+        ("budget_usd", 5.0),
+    ],
 )
 def test_config_errors_name_the_field(field, value):
     kwargs = {"model": "no-price-model", "base_url": "http://127.0.0.1:1/v1", "api_key": "k", field: value}

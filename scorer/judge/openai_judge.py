@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 
 _MODES = ("auto", "on", "off")
 _FORMATS = ("auto", "json_schema", "json_object")
+# auto: the strongest structured-output form the endpoint accepts, stepping down on a 4xx that
+# names it.
+_FORMAT_FALLBACK = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
 
 
 @dataclass
@@ -488,6 +491,9 @@ class OpenAIJudge:
                     "type": "json_schema",
                     "json_schema": {"name": task, "schema": schema, "strict": True},
                 }
+            elif self._format == "json_object_schema":
+                # JSON mode plus the schema as llama.cpp's and vLLM's servers take it (a grammar).
+                kwargs["response_format"] = {"type": "json_object", "schema": schema}
             else:
                 kwargs["response_format"] = {"type": "json_object"}
             if self._logprobs:
@@ -514,11 +520,11 @@ class OpenAIJudge:
         lowered = detail.lower()
         if (
             self.config.response_format == "auto"
-            and self._format == "json_schema"
-            and ("response_format" in lowered or "json_schema" in lowered or "schema" in lowered)
+            and self._format in _FORMAT_FALLBACK
+            and ("response_format" in lowered or "schema" in lowered)
         ):
-            self._format = "json_object"
-            log.warning("judge endpoint rejected json_schema response_format; using json_object mode")
+            self._format = _FORMAT_FALLBACK[self._format]
+            log.warning("judge endpoint rejected the response format; now using %s", self._format)
             return True
         if self.config.use_logprobs == "auto" and self._logprobs and "logprob" in lowered:
             self._logprobs = False

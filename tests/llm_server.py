@@ -1,0 +1,86 @@
+"""A real OpenAI-compatible LLM server on 127.0.0.1 for tests and benchmarks: llama-cpp-python's
+server from the venv that deploy/llm/install.sh builds, serving the GGUF model it assembles."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+# Keep in step with deploy/llm/install.sh.
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_ALIAS = "qwen2.5-coder-1.5b-instruct"
+
+
+def llm_venv() -> Path:
+    return Path(os.environ.get("RAGPULSE_LLM_VENV", ROOT / ".venv-llm"))
+
+
+def model_path() -> Path:
+    return llm_venv() / "models" / MODEL_FILE
+
+
+def available() -> bool:
+    return (llm_venv() / "bin" / "python").exists() and model_path().exists()
+
+
+def check_model(path: Path) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(8 << 20):
+            digest.update(chunk)
+    if digest.hexdigest() != MODEL_SHA256:
+        raise RuntimeError(f"{path}: sha256 {digest.hexdigest()} is not the pinned {MODEL_SHA256}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def llama_server(n_ctx: int = 4096, threads: int = 2, log_path: Path | None = None) -> Iterator[str]:
+    """Start the server, wait until it answers, yield its base URL (…/v1), stop it."""
+    path = model_path()
+    check_model(path)
+    port = _free_port()
+    cmd = [
+        str(llm_venv() / "bin" / "python"), "-m", "llama_cpp.server",
+        "--model", str(path), "--model_alias", MODEL_ALIAS,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
+        "--verbose", "false",
+    ]  # fmt: skip
+    log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log_path}")
+            try:
+                with urllib.request.urlopen(base_url + "/models", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("llama_cpp.server did not start within 180 s") from None
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
