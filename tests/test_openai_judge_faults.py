@@ -200,6 +200,7 @@ def test_budget_exhausted(server):
     with pytest.raises(JudgeError) as err:
         judge.verify(record(), ["x"], Usage())
     assert err.value.reason == "budget_exhausted"
+    assert judge.failures["budget_exhausted"] == 1
 
 
 def test_circuit_breaker_pauses_then_recovers(server):
@@ -223,6 +224,7 @@ def test_circuit_open_times_out_with_reason(server):
     with pytest.raises(JudgeError) as err:
         judge.statements(record("Two."), Usage())
     assert err.value.reason == "circuit_open"
+    assert judge.failures["circuit_open"] == 1
 
 
 @pytest.mark.parametrize(

@@ -535,46 +535,51 @@ class OpenAIJudge:
     # --- transport: budget, breaker, limits, retries ---------------------------------------------
 
     def _call(self, resource: Any, kwargs: dict[str, Any], estimate: int, usage: Usage) -> dict[str, Any]:
-        self.budget.check()
+        """One request with the policies around it: budget, breaker, rate limits, retries."""
         started = time.monotonic()
-        last: _Retryable | None = None
         try:
-            for attempt in range(self.config.max_retries + 1):
-                if attempt:
-                    assert last is not None
-                    time.sleep(self._backoff.delay(attempt - 1, last.retry_after_s, self._rng))
-                self._breaker.acquire()
-                with self._limiter.request(estimate) as settle:
-                    usage.calls += 1
-                    try:
-                        body = self._send(resource, kwargs)
-                    except _Retryable as exc:
-                        settle(0)
-                        self._breaker.failure()
-                        self.requests[exc.reason] += 1
-                        log.info("judge request failed (%s), attempt %d", exc.reason, attempt + 1)
-                        last = exc
-                        continue
-                    except (_Unsupported, JudgeError):
-                        settle(0)
-                        self._breaker.neutral()
-                        self.requests["rejected"] += 1
-                        raise
-                    self._breaker.success()
-                    self.requests["ok"] += 1
-                    prompt, completion = _token_counts(body)
-                    settle(prompt + completion)
-                    usage.prompt_tokens += prompt
-                    usage.completion_tokens += completion
-                    if self._price is not None:
-                        usd = self._price.cost(prompt, completion)
-                        usage.cost_usd += usd
-                        self.budget.charge(usd)
-                    return body
+            self.budget.check()
+            return self._attempts(resource, kwargs, estimate, usage)
+        except JudgeError as exc:
+            self.failures[exc.reason] += 1
+            raise
         finally:
             usage.seconds += time.monotonic() - started
+
+    def _attempts(self, resource: Any, kwargs: dict[str, Any], estimate: int, usage: Usage) -> dict[str, Any]:
+        last: _Retryable | None = None
+        for attempt in range(self.config.max_retries + 1):
+            if last is not None:
+                time.sleep(self._backoff.delay(attempt - 1, last.retry_after_s, self._rng))
+            self._breaker.acquire()
+            with self._limiter.request(estimate) as settle:
+                usage.calls += 1
+                try:
+                    body = self._send(resource, kwargs)
+                except _Retryable as exc:
+                    settle(0)
+                    self._breaker.failure()
+                    self.requests[exc.reason] += 1
+                    log.info("judge request failed (%s), attempt %d", exc.reason, attempt + 1)
+                    last = exc
+                    continue
+                except (_Unsupported, JudgeError):
+                    settle(0)
+                    self._breaker.neutral()
+                    self.requests["rejected"] += 1
+                    raise
+                self._breaker.success()
+                self.requests["ok"] += 1
+                prompt, completion = _token_counts(body)
+                settle(prompt + completion)
+                usage.prompt_tokens += prompt
+                usage.completion_tokens += completion
+                if self._price is not None:
+                    usd = self._price.cost(prompt, completion)
+                    usage.cost_usd += usd
+                    self.budget.charge(usd)
+                return body
         assert last is not None
-        self.failures[last.reason] += 1
         raise JudgeError(last.reason, f"after {self.config.max_retries + 1} attempts: {last}")
 
     def _send(self, resource: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
