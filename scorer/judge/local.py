@@ -44,7 +44,7 @@ NUMBER_WEIGHT = 3.0
 # need grows linearly up to the best sentence of the record.
 RELEVANCE_FLOOR = 0.2
 
-HASH_DIM = 1 << 14
+HASH_DIM = 1 << 11
 CACHE_SIZE = 8192
 _MEMO_KEY = "local.contexts"
 
@@ -135,7 +135,9 @@ class LocalJudge:
         if is_noncommittal(rec.answer):
             return GeneratedQuestions(questions=[], noncommittal=True)
         slices = _slices(claims(rec.answer), n)
-        return GeneratedQuestions(questions=[_addressed(rec.question, s) for s in slices], noncommittal=False)
+        subject = _subject(rec.question, slices)
+        questions = [_addressed(rec.question, s, subject) for s in slices]
+        return GeneratedQuestions(questions=questions, noncommittal=False)
 
     # -- context relevancy --------------------------------------------------------------------
 
@@ -188,14 +190,26 @@ def _slices(parts: list[str], n: int) -> list[str]:
     return [" ".join(parts[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
 
-def _addressed(question: str, answer_part: str) -> str:
+def _subject(question: str, slices: list[str]) -> frozenset[str]:
+    """The question's tokens that every slice of a multi-slice answer repeats: the subject of the
+    question, which says nothing about whether what was asked about it is answered."""
+    if len(slices) < 2:
+        return frozenset()
+    common = set.intersection(*(set(content_tokens(s)) for s in slices))
+    return frozenset(common & set(content_tokens(question)))
+
+
+def _addressed(question: str, answer_part: str, subject: frozenset[str]) -> str:
     """The pseudo-question of one slice of the answer: the words of the asked question that the
     slice addresses, in the question's order. An LLM asked which question the slice answers would
-    name the same aspects; what it would add in its own words, we cannot generate. A slice that
-    addresses nothing asked stands for itself, so off-topic text scores as off-topic."""
+    name the same aspects; what it would add in its own words we cannot generate. A slice that
+    addresses nothing asked beyond the subject stands for itself, so off-topic text ("X is a
+    beautiful landmark") scores as off-topic."""
+    asked = surface_tokens(question)
     available = set(content_tokens(answer_part))
-    words = [surface for surface, tok in surface_tokens(question) if tok in available]
-    return " ".join(words) if words else answer_part
+    if not {tok for _, tok in asked} & available - subject:
+        return answer_part
+    return " ".join(surface for surface, tok in asked if tok in available)
 
 
 def _need(sims: np.ndarray) -> list[float]:
