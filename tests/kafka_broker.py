@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient
+from kafka.consumer.fetcher import ConsumerRecord
 
 REPO = Path(__file__).resolve().parents[1]
 BROKER_SH = REPO / "deploy" / "kafka" / "broker.sh"
@@ -74,6 +76,23 @@ class KafkaBroker:
         finally:
             admin.close()
         return name
+
+    def read(self, topic: str, count: int, timeout_s: float = 30.0) -> list[ConsumerRecord]:
+        """Messages of `topic` from the beginning: returns once `count` were read, or what was
+        there at the timeout (so a test can show what is missing or extra)."""
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
+                                 auto_offset_reset="earliest", consumer_timeout_ms=int(timeout_s * 1000))
+        try:
+            partitions = consumer.partitions_for_topic(topic) or set()
+            consumer.assign([TopicPartition(topic, p) for p in partitions])
+            out: list[ConsumerRecord] = []
+            for message in consumer:
+                out.append(message)
+                if len(out) >= count:
+                    break
+            return out
+        finally:
+            consumer.close()
 
 
 @pytest.fixture(scope="session")

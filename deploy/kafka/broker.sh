@@ -100,8 +100,8 @@ cmd_start() {
       > "$datadir/format.log" 2>&1 || die "storage format failed: $(cat "$datadir/format.log")"
   else
     # Restart: the controller port is part of the formatted quorum, keep it; take the new port.
-    sed -i "s#127.0.0.1:[0-9]*\$#127.0.0.1:$port#; s#PLAINTEXT://127.0.0.1:[0-9]*,#PLAINTEXT://127.0.0.1:$port,#" \
-      "$datadir/server.properties"
+    sed -i -e "s#^advertised.listeners=PLAINTEXT://127.0.0.1:[0-9]*#advertised.listeners=PLAINTEXT://127.0.0.1:$port#" \
+      -e "s#^listeners=PLAINTEXT://127.0.0.1:[0-9]*,#listeners=PLAINTEXT://127.0.0.1:$port,#" "$datadir/server.properties"
   fi
 
   (java_cmd kafka.Kafka "$datadir/server.properties") > "$datadir/broker.log" 2>&1 &

@@ -1,0 +1,325 @@
+"""The scorer's Kafka consumer: RecordConsumer over a consumer group on ragpulse.records.
+
+At-least-once, with scoring running concurrently:
+- auto-commit is off; a delivery is marked finished by the worker after its scores are exported
+  and published (or it was dead-lettered or skipped by a rule);
+- OffsetTracker commits, per partition, only up to the lowest offset not yet finished, so a slow
+  record holds back the commit of faster ones after it instead of being skipped on a crash;
+- before committing, the score/DLQ producer is flushed (`before_commit`), so no offset is
+  committed ahead of an output that is not yet acknowledged by the broker;
+- on a rebalance, in-flight records of revoked partitions get `rebalance_timeout_s` to finish
+  and be committed; after that they are released (the next owner scores them again).
+Lag is the broker's high watermark minus the lowest unfinished offset, per partition.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
+from kafka import errors as kafka_errors
+from kafka.structs import OffsetAndMetadata
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from ragpulse.collector.bus import Delivery
+
+from ragpulse.config import KafkaConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OffsetToken:
+    """Delivery.token: where the record came from and in which assignment of its partition."""
+
+    partition: TopicPartition
+    offset: int
+    epoch: int
+
+
+@dataclass
+class _PartitionState:
+    epoch: int
+    # Offsets handed out and not yet committable, in the order handed out (increasing).
+    pending: collections.deque[int] = field(default_factory=collections.deque)
+    done: set[int] = field(default_factory=set)
+    # Next offset to commit (one past the last contiguous finished record), if it moved.
+    position: int | None = None
+    committed: int | None = None
+
+
+class OffsetTracker:
+    """Per partition, the commit position is one past the longest finished prefix of the offsets
+    handed out. Thread-safe: the poll thread starts records, scoring threads finish them, the
+    consumer's IO thread revokes partitions."""
+
+    def __init__(self) -> None:
+        self._parts: dict[TopicPartition, _PartitionState] = {}
+        self._epochs = 0
+        self._lock = threading.Lock()
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        with self._lock:
+            for tp in partitions:
+                if tp not in self._parts:
+                    self._epochs += 1
+                    self._parts[tp] = _PartitionState(self._epochs)
+
+    def start(self, tp: TopicPartition, offset: int) -> OffsetToken:
+        with self._lock:
+            state = self._parts.get(tp)
+            if state is None:  # records of a partition we were not told about: track it anyway
+                self._epochs += 1
+                state = self._parts[tp] = _PartitionState(self._epochs)
+            state.pending.append(offset)
+            return OffsetToken(tp, offset, state.epoch)
+
+    def finish(self, token: OffsetToken) -> None:
+        with self._lock:
+            state = self._parts.get(token.partition)
+            if state is None or state.epoch != token.epoch:
+                return  # finished after its partition was released: the next owner has it
+            state.done.add(token.offset)
+            while state.pending and state.pending[0] in state.done:
+                offset = state.pending.popleft()
+                state.done.discard(offset)
+                state.position = offset + 1
+
+    def committable(self, partitions: Iterable[TopicPartition] | None = None) -> dict[TopicPartition, int]:
+        with self._lock:
+            wanted = self._parts if partitions is None else partitions
+            return {tp: s.position for tp in wanted if (s := self._parts.get(tp)) is not None
+                    and s.position is not None and s.position != s.committed}
+
+    def committed(self, positions: dict[TopicPartition, int]) -> None:
+        with self._lock:
+            for tp, position in positions.items():
+                if (state := self._parts.get(tp)) is not None:
+                    state.committed = max(position, state.committed or 0)
+
+    def in_flight(self, partitions: Iterable[TopicPartition]) -> int:
+        with self._lock:
+            return sum(len(self._parts[tp].pending) for tp in partitions if tp in self._parts)
+
+    def lowest_unfinished(self, tp: TopicPartition) -> int | None:
+        with self._lock:
+            state = self._parts.get(tp)
+            if state is None:
+                return None
+            return state.pending[0] if state.pending else state.position
+
+    def release(self, partitions: Iterable[TopicPartition]) -> int:
+        """Forget the partitions; returns how many records were still in flight."""
+        with self._lock:
+            released = 0
+            for tp in partitions:
+                state = self._parts.pop(tp, None)
+                if state is not None:
+                    released += len(state.pending)
+            return released
+
+
+class KafkaConsumerMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.lag = Gauge(
+            "ragpulse_kafka_consumer_lag",
+            "Records not yet finished by this scorer: the partition's high watermark (from the broker) "
+            "minus the lowest unfinished offset.",
+            ["topic", "partition"],
+            registry=registry,
+        )
+        self.commits = Counter(
+            "ragpulse_kafka_commits",
+            "Offset commits, by outcome (ok, failed, not_flushed: outputs not yet acknowledged).",
+            ["outcome"],
+            registry=registry,
+        )
+        self.rebalances = Counter(
+            "ragpulse_kafka_rebalance_partitions",
+            "Partitions assigned, revoked or lost in rebalances.",
+            ["event"],
+            registry=registry,
+        )
+        self.released = Counter(
+            "ragpulse_kafka_released_in_flight",
+            "In-flight records released unfinished on a rebalance (rebalance_timeout_s passed); "
+            "the next owner scores them.",
+            registry=registry,
+        )
+
+
+class _Rebalance(AsyncConsumerRebalanceListener):
+    # Async: kafka-python 3 runs listeners on the consumer's IO thread, where only awaiting keeps
+    # heartbeats going and where a blocking commit() is refused.
+
+    def __init__(self, owner: KafkaRecordConsumer) -> None:
+        self._owner = owner
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        owner = self._owner
+        owner._rebalancing = True
+        deadline = time.monotonic() + owner._rebalance_timeout_s
+        while owner._tracker.in_flight(revoked) and time.monotonic() < deadline:
+            await owner._sleep(0.05)
+        positions = owner._tracker.committable(revoked)
+        if positions and owner._flush_outputs():
+            try:
+                await owner._consumer.commit_async({tp: OffsetAndMetadata(p, "", -1) for tp, p in positions.items()})
+                owner._tracker.committed(positions)
+                owner._metrics.commits.labels(outcome="ok").inc()
+            except kafka_errors.KafkaError as e:
+                owner._metrics.commits.labels(outcome="failed").inc()
+                log.warning("commit on revocation failed (%s): the next owner may score some records again", e)
+        released = owner._tracker.release(revoked)
+        if released:
+            owner._metrics.released.inc(released)
+            log.warning("released %d unfinished records of revoked partitions", released)
+        owner._forget_lag(revoked)
+        owner._metrics.rebalances.labels(event="revoked").inc(len(revoked))
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self._owner._tracker.assign(assigned)
+        self._owner._rebalancing = False
+        self._owner._metrics.rebalances.labels(event="assigned").inc(len(assigned))
+        log.info("assigned partitions %s", sorted((tp.topic, tp.partition) for tp in assigned))
+
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        # Evicted from the group: a commit would be refused; the new owner redoes the work.
+        released = self._owner._tracker.release(lost)
+        self._owner._metrics.released.inc(released)
+        self._owner._forget_lag(lost)
+        self._owner._metrics.rebalances.labels(event="lost").inc(len(lost))
+
+
+class KafkaRecordConsumer:
+    """RecordConsumer for the scorer worker; poll() and depth() must be called from one thread
+    (the worker's poll thread), commit() from any."""
+
+    def __init__(
+        self,
+        kafka: KafkaConfig,
+        metrics: KafkaConsumerMetrics,
+        before_commit: Callable[[float], bool] | None = None,
+        topic: str | None = None,
+    ) -> None:
+        self._topic = topic or kafka.records_topic
+        self._metrics = metrics
+        self._before_commit = before_commit
+        self._commit_interval_s = kafka.commit_interval_ms / 1000
+        self._rebalance_timeout_s = kafka.rebalance_timeout_s
+        self._tracker = OffsetTracker()
+        self._rebalancing = False
+        self._next_commit = 0.0
+        self._lag_every_s = 1.0
+        self._next_lag = 0.0
+        self._lag = 0
+        self._consumer = KafkaConsumer(
+            bootstrap_servers=[s.strip() for s in kafka.bootstrap_servers.split(",")],
+            client_id=f"{kafka.client_id}-scorer",
+            group_id=kafka.group_id,
+            enable_auto_commit=False,
+            # A new group starts at the oldest record: records published before the first scorer
+            # started are scored, not skipped.
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=kafka.max_message_bytes + 1024,
+            allow_auto_create_topics=False,
+            reconnect_backoff_max_ms=2000,
+        )
+        self._consumer.subscribe([self._topic], listener=_Rebalance(self))
+
+    async def _sleep(self, seconds: float) -> None:
+        # kafka-python 3 has no public sleep for listener coroutines; its IO loop's own sleep
+        # keeps heartbeats and the commit request running while we wait.
+        await self._consumer._net.sleep(seconds)
+
+    def poll(self, max_records: int, timeout_s: float) -> list[Delivery]:
+        self._maybe_commit()
+        batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        out: list[Delivery] = []
+        for tp, messages in batches.items():
+            for m in messages:
+                # A null key or value (a tombstone, a foreign producer) still gets a delivery: the
+                # worker dead-letters what it cannot parse instead of the stream stalling on it.
+                out.append(Delivery(m.key or b"", m.value or b"", self._tracker.start(tp, m.offset)))
+        return out
+
+    def commit(self, delivery: Delivery) -> None:
+        self._tracker.finish(delivery.token)
+
+    def _flush_outputs(self) -> bool:
+        if self._before_commit is None:
+            return True
+        if self._before_commit(5.0):
+            return True
+        self._metrics.commits.labels(outcome="not_flushed").inc()
+        return False
+
+    def _maybe_commit(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and (now < self._next_commit or self._rebalancing):
+            return
+        self._next_commit = now + self._commit_interval_s
+        positions = self._tracker.committable()
+        if not positions or not self._flush_outputs():
+            return
+        try:
+            self._consumer.commit({tp: OffsetAndMetadata(p, "", -1) for tp, p in positions.items()})
+        except kafka_errors.KafkaError as e:
+            # A rebalance or a broker restart: the records stay uncommitted and finished; the
+            # next commit (or the next owner, after redelivery) covers them.
+            self._metrics.commits.labels(outcome="failed").inc()
+            log.warning("offset commit failed (%s: %s); will retry", type(e).__name__, e)
+            return
+        self._tracker.committed(positions)
+        self._metrics.commits.labels(outcome="ok").inc()
+
+    def depth(self) -> int:
+        now = time.monotonic()
+        if now >= self._next_lag:
+            self._next_lag = now + self._lag_every_s
+            self._lag = self._measure_lag()
+        return self._lag
+
+    def _measure_lag(self) -> int:
+        partitions = list(self._consumer.assignment())
+        highwater: dict[TopicPartition, int] = {}
+        unknown: list[TopicPartition] = []
+        for tp in partitions:
+            hw = self._consumer.highwater(tp)
+            if hw is None:
+                unknown.append(tp)
+            else:
+                highwater[tp] = hw
+        if unknown:  # no fetch response yet for these: ask the broker for the end offsets
+            try:
+                highwater.update(self._consumer.end_offsets(unknown, timeout_ms=2000))
+            except kafka_errors.KafkaError as e:
+                log.debug("end offsets unavailable: %s", e)
+        total = 0
+        for tp, hw in highwater.items():
+            base = self._tracker.lowest_unfinished(tp)
+            if base is None:
+                try:
+                    base = self._consumer.position(tp, timeout_ms=2000)
+                except kafka_errors.KafkaError:
+                    continue
+            lag = max(0, hw - base)
+            self._metrics.lag.labels(topic=tp.topic, partition=str(tp.partition)).set(lag)
+            total += lag
+        return total
+
+    def _forget_lag(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            try:
+                self._metrics.lag.remove(tp.topic, str(tp.partition))
+            except KeyError:
+                pass
+
+    def close(self) -> None:
+        """Commit what is finished, then leave the group (its partitions move at once)."""
+        self._maybe_commit(force=True)
+        self._consumer.close(autocommit=False)

@@ -1,0 +1,90 @@
+"""The scorer's Kafka outputs: one message per scored record on ragpulse.scores, dead letters on
+ragpulse.dlq. One idempotent acks=all producer serves both.
+
+publish() hands the message to the producer and returns; the consumer calls flush() before it
+commits offsets, so an offset is committed only once the scores (or the dead letter) of every
+record before it are acknowledged by the broker — at-least-once without a round trip per record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from kafka import KafkaProducer
+from kafka import errors as kafka_errors
+from ragpulse.collector.kafka_publisher import KafkaProducerMetrics, failure_reason, producer_config
+from ragpulse.scorer.sinks import dead_letter_envelope, scores_json
+
+from ragpulse.config import KafkaConfig
+
+log = logging.getLogger(__name__)
+
+
+class KafkaSinks:
+    def __init__(self, kafka: KafkaConfig, metrics: KafkaProducerMetrics) -> None:
+        self._metrics = metrics
+        self._producer = KafkaProducer(**producer_config(kafka, "scorer"))
+        self._failed = False
+        self.scores = KafkaScoreSink(self, kafka.scores_topic)
+        self.dead_letters = KafkaDeadLetterSink(self, kafka.dlq_topic)
+        for topic in (kafka.scores_topic, kafka.dlq_topic):
+            self._producer.partitions_for(topic)  # fail at start on a missing topic
+
+    def send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
+        future = self._producer.send(topic, key=key, value=value, headers=headers)
+        delivered = self._metrics.delivered.labels(topic=topic)
+        future.add_callback(lambda _m: delivered.inc())
+        future.add_errback(self._on_failed, topic)
+
+    def _on_failed(self, error: BaseException, topic: str) -> None:
+        # Remembered until the next flush, which then reports failure so no offset is committed
+        # past a record whose output was lost: the record comes back and is written again.
+        self._failed = True
+        reason = failure_reason(error)
+        self._metrics.delivery_failures.labels(topic=topic, reason=reason).inc()
+        log.error("message to %s not delivered (%s): %s", topic, reason, error)
+
+    def flush(self, timeout_s: float) -> bool:
+        """True when everything sent so far is acknowledged; False on timeout or a failed send."""
+        try:
+            self._producer.flush(timeout=timeout_s)
+        except kafka_errors.KafkaTimeoutError:
+            return False
+        failed, self._failed = self._failed, False
+        return not failed
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        self._producer.close(timeout=timeout_s)
+
+
+class KafkaScoreSink:
+    """ScoreSink: key = record id, so all score messages of one record share a partition."""
+
+    def __init__(self, sinks: KafkaSinks, topic: str) -> None:
+        self._sinks = sinks
+        self._topic = topic
+
+    def publish(self, record_id: str, scores: dict[str, Any]) -> None:
+        self._sinks.send(self._topic, record_id.encode("utf-8"), scores_json(scores), [])
+
+    def close(self) -> None:
+        """The shared producer is closed by KafkaSinks.close."""
+
+
+class KafkaDeadLetterSink:
+    """DeadLetterSink: the envelope of sinks.dead_letter_envelope, the reason also as a header so
+    a consumer can filter without parsing."""
+
+    def __init__(self, sinks: KafkaSinks, topic: str) -> None:
+        self._sinks = sinks
+        self._topic = topic
+
+    def publish(self, payload: bytes, reason: str, detail: str, attempts: int) -> None:
+        envelope = dead_letter_envelope(payload, reason, detail, attempts)
+        value = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self._sinks.send(self._topic, None, value, [("reason", reason.encode("utf-8"))])
+
+    def close(self) -> None:
+        """The shared producer is closed by KafkaSinks.close."""
