@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -101,8 +103,12 @@ class PrometheusServer:
 
     def api(self, path: str, **params: str) -> Any:
         query = urllib.parse.urlencode(params)
-        with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as r:
-            body = json.load(r)
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            # Prometheus explains a bad query in the body: show it, not just "400".
+            raise AssertionError(f"{path} {params}: HTTP {e.code}: {e.read().decode(errors='replace')}") from e
         assert body["status"] == "success", body
         return body["data"]
 
@@ -139,3 +145,73 @@ def prometheus_factory(tmp_path: Path):
     yield make
     for server in started:
         server.stop()
+
+
+# --- Rules for the live tests ------------------------------------------------------------------
+
+_DURATION = re.compile(r"(\d+)([smhd])")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _scaled(duration: str, factor: float) -> str:
+    match = _DURATION.fullmatch(duration)
+    assert match, duration
+    return f"{max(1, round(int(match[1]) * _SECONDS[match[2]] * factor))}s"
+
+
+def rules_for_test(dest: Path, time_factor: float = 1.0, interval: str = "1s") -> list[Path]:
+    """Copies of the shipped rule files with every group evaluated each `interval` (the shipped 30s
+    and 5m would make a live test wait minutes for a first evaluation) and, with time_factor < 1,
+    every range window and `for:` duration scaled (1/60: a 1h window becomes 60s), so that a test
+    run of a few minutes plays the alerts' hours. Expressions and thresholds stay as shipped."""
+    out = []
+    for path in sorted(RULES_DIR.glob("*.yml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for group in doc["groups"]:
+            group["interval"] = interval
+            for rule in group["rules"]:
+                if time_factor != 1.0:
+                    rule["expr"] = re.sub(r"\[(\d+[smhd])\]", lambda m: f"[{_scaled(m[1], time_factor)}]",
+                                          rule["expr"])
+                    if "for" in rule:
+                        rule["for"] = _scaled(rule["for"], time_factor)
+        target = dest / path.name
+        target.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        out.append(target)
+    return out
+
+
+# --- RAG traffic for the live tests ------------------------------------------------------------
+# (question, contexts, faithful answer copied from the contexts, unfaithful answer with facts the
+# contexts do not hold), in English and Japanese.
+CORPUS = [
+    ("When was the Eiffel Tower completed?",
+     ["The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 for the World's Fair.",
+      "The tower is 330 metres tall and was designed by the company of Gustave Eiffel."],
+     "The Eiffel Tower was completed in 1889 for the World's Fair. The tower is 330 metres tall.",
+     "The Eiffel Tower was finished in 1925 by Napoleon in Lyon. It is made of bamboo and is 95 metres tall."),
+    ("How do I reset my password?",
+     ["To reset your password, open Settings, choose Security and click Reset password. A reset link is "
+      "emailed to you and expires after 24 hours."],
+     "Open Settings, choose Security and click Reset password. A reset link is emailed to you and expires "
+     "after 24 hours.",
+     "Call our support hotline at 555-0100 and a technician will visit your house. Passwords can only be "
+     "reset on Tuesdays."),
+    ("富士山の標高は？",
+     ["富士山は日本で最も高い山で、標高は3776メートルです。山梨県と静岡県にまたがっています。"],
+     "富士山の標高は3776メートルです。山梨県と静岡県にまたがっています。",
+     "富士山の標高は5000メートルで、北海道にあります。毎年噴火しています。"),
+]
+# An answer with no claim at all: the faithfulness metric fails with no_statements (a counted
+# failure, never a score), as with truncated model output in production.
+NO_CLAIM_ANSWER = "..."
+
+
+def send_answers(app: Any, n: int, faithful: bool, rate_per_s: float = 5.0, route: str = "/faq",
+                 model: str = "gpt-x", start: int = 0) -> None:
+    """Sends n RAG answers through a tests.otel_app.RagApp (real OTel SDK, OTLP), paced at rate_per_s."""
+    for i in range(start, start + n):
+        question, contexts, good, bad = CORPUS[i % len(CORPUS)]
+        app.answer(f"{question} ({i})", contexts, good if faithful else bad,
+                   **{"rag.route": route, "rag.model": model})
+        time.sleep(1.0 / rate_per_s)
