@@ -32,13 +32,14 @@ from ragpulse.scorer.judge.local_text import (
     content_tokens,
     is_decisive,
     is_noncommittal,
-    surface_tokens,
+    keep_only,
+    token_spans,
 )
 from ragpulse.scorer.sentences import context_sentences
 
 # Share of the cosine that comes from lexical overlap (the rest from static embeddings).
 LEXICAL_WEIGHT = 0.75
-# A number counts this many times as much as a word when measuring how much of a claim is covered.
+# A number counts this many times as much as a word in the lexical half of the embedding.
 NUMBER_WEIGHT = 3.0
 # Cosine (question vs context sentence) below which a sentence is not needed at all; above it the
 # need grows linearly up to the best sentence of the record.
@@ -117,7 +118,8 @@ class LocalJudge:
     # -- faithfulness -------------------------------------------------------------------------
 
     def statements(self, rec: RecordText, usage: Usage) -> list[str]:
-        return claims(rec.answer)
+        # "I don't know." claims nothing: an evasion is no statement to check.
+        return [c for c in claims(rec.answer) if not is_noncommittal(c)]
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
         if not statements:
@@ -165,19 +167,25 @@ def _hashed_bag(text: str) -> np.ndarray:
 
 
 def _coverage(tokens: list[str], available: frozenset[str]) -> float:
-    """Weighted share of the statement's content tokens that the contexts contain."""
+    """Share of the statement's words that the contexts contain, times the share of its numbers
+    that they contain: numbers are decisive, so one wrong date or amount cannot be outvoted by the
+    words around it ("launched on 30 August 2023" vs "30 July 2023" keeps only half)."""
+    words = [t for t in tokens if not is_decisive(t)]
+    numbers = [t for t in tokens if is_decisive(t)]
     if not tokens:
         return 0.0
-    weights = [NUMBER_WEIGHT if is_decisive(t) else 1.0 for t in tokens]
-    found = sum(w for t, w in zip(tokens, weights, strict=True) if t in available)
-    return found / sum(weights)
+    return _share(words, available) * _share(numbers, available)
+
+
+def _share(tokens: list[str], available: frozenset[str]) -> float:
+    return sum(t in available for t in tokens) / len(tokens) if tokens else 1.0
 
 
 def _support(coverage: float, best_sim: float) -> float:
-    """Soft support: lexical coverage scaled by how close the nearest context sentence is. A
-    product, so that either a missing fact or a foreign meaning lowers support, and so that two
-    answers rarely tie."""
-    return float(np.clip(coverage * max(best_sim, 0.0), 0.0, 1.0))
+    """Soft support: lexical coverage, discounted by up to half when no single context sentence
+    is close to the statement (its words are scattered over unrelated sentences). A product, so
+    that a missing fact always lowers support, and continuous, so that two answers rarely tie."""
+    return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
 
 
 def _slices(parts: list[str], n: int) -> list[str]:
@@ -205,11 +213,11 @@ def _addressed(question: str, answer_part: str, subject: frozenset[str]) -> str:
     name the same aspects; what it would add in its own words we cannot generate. A slice that
     addresses nothing asked beyond the subject stands for itself, so off-topic text ("X is a
     beautiful landmark") scores as off-topic."""
-    asked = surface_tokens(question)
+    asked = token_spans(question)
     available = set(content_tokens(answer_part))
-    if not {tok for _, tok in asked} & available - subject:
+    if not {tok for _, _, tok in asked} & available - subject:
         return answer_part
-    return " ".join(surface for surface, tok in asked if tok in available)
+    return keep_only(question, [span for span in asked if span[2] in available])
 
 
 def _need(sims: np.ndarray) -> list[float]:

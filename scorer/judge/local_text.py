@@ -43,35 +43,47 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def _cjk_bigrams(run: str) -> list[str]:
+def _cjk_bigrams(run: str, at: int) -> list[tuple[int, int, str]]:
     """Character bigrams of a CJK run; all-hiragana bigrams are mostly particles and endings."""
     if len(run) == 1:
-        return [] if _HIRAGANA_ONLY.match(run) else [run]
-    grams = (run[i : i + 2] for i in range(len(run) - 1))
-    return [g for g in grams if not _HIRAGANA_ONLY.match(g)]
+        return [] if _HIRAGANA_ONLY.match(run) else [(at, at + 1, run)]
+    grams = ((at + i, at + i + 2, run[i : i + 2]) for i in range(len(run) - 1))
+    return [g for g in grams if not _HIRAGANA_ONLY.match(g[2])]
 
 
-def surface_tokens(text: str, drop_question_words: bool = True) -> list[tuple[str, str]]:
-    """(as written, content token) for each content token of the text: stemmed non-stopwords,
-    numbers, CJK bigrams. Numbers keep a '#' prefix so that callers can treat them as decisive."""
+def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, int, str]]:
+    """(start, end, content token) over normalise(text) for each content token: stemmed
+    non-stopwords, numbers, CJK bigrams. Numbers keep a '#' prefix so that callers can treat them
+    as decisive."""
     text = normalise(text)
-    out: list[tuple[str, str]] = []
-    for run in _CJK.findall(text):
-        out.extend((g, g) for g in _cjk_bigrams(run))
-    latin = _CJK.sub(" ", text)
+    out: list[tuple[int, int, str]] = []
+    for run in _CJK.finditer(text):
+        out.extend(_cjk_bigrams(run.group(), run.start()))
+    latin = _CJK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
     for m in _TOKEN.finditer(latin):
         if m.group("num"):
-            out.append((m.group("num"), "#" + m.group("num").replace(",", "")))
+            out.append((m.start(), m.end(), "#" + m.group("num").replace(",", "")))
             continue
         word = m.group("word").lower()
         if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
             continue
-        out.append((m.group("word"), word[:STEM_CHARS]))
+        out.append((m.start(), m.end(), word[:STEM_CHARS]))
     return out
 
 
 def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
-    return [tok for _, tok in surface_tokens(text, drop_question_words)]
+    return [tok for _, _, tok in token_spans(text, drop_question_words)]
+
+
+def keep_only(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """normalise(text) with everything outside `spans` blanked out and runs of blanks collapsed:
+    the words of a question that an answer addresses, still readable in either language."""
+    text = normalise(text)
+    kept = [False] * len(text)
+    for start, end, _ in spans:
+        kept[start:end] = [True] * (end - start)
+    masked = "".join(ch if k else " " for ch, k in zip(text, kept, strict=True))
+    return " ".join(masked.split())
 
 
 def is_decisive(token: str) -> bool:
