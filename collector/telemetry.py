@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 
 class CollectorMetrics:
@@ -48,4 +48,25 @@ class CollectorMetrics:
             "Records whose contexts were cut to the configured size limit.",
             ["service"],
             registry=registry,
+        )
+        # Multi-span conventions (collector/assemble.py).
+        self.trace_spans = Counter(
+            "ragpulse_trace_spans",
+            "Spans of multi-span conventions, by outcome: buffered, sampled_out (trace dropped by "
+            "sampling before buffering), late (trace already assembled), over_limit (trace at its span cap).",
+            ["outcome"],
+            registry=registry,
+        )
+        self.traces_assembled = Counter(
+            "ragpulse_traces_assembled",
+            "Buffered traces assembled, by trigger: root (root span plus grace), timeout, buffer_full "
+            "(oldest assembled early to make room), shutdown.",
+            ["trigger"],
+            registry=registry,
+        )
+        self.pending_traces = Gauge(
+            "ragpulse_assembly_pending_traces", "Traces buffered for assembly.", registry=registry
+        )
+        self.pending_bytes = Gauge(
+            "ragpulse_assembly_pending_bytes", "Encoded size of the spans buffered for assembly.", registry=registry
         )

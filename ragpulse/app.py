@@ -112,6 +112,7 @@ class OneProcess:
     def start(self) -> None:
         self.scorer.worker.start()
         self.http.start()
+        self.collector.pipeline.start()
         for receiver in self.collector.receivers:
             receiver.start()
 
@@ -122,6 +123,8 @@ class OneProcess:
         self._stopped.set()
         for receiver in self.collector.receivers:
             receiver.stop()
+        # Traces still waiting for their root or grace period become records before the drain.
+        self.collector.pipeline.stop()
         drained = self.bus.drained(drain_timeout_s)
         self.scorer.worker.stop()
         self.http.stop()

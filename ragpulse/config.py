@@ -38,12 +38,33 @@ class ReceiverConfig:
     enable_http: bool = True
 
 
+# Span conventions the collector reads (DESIGN.md); all but native are assembled from a whole trace.
+CONVENTIONS = ("native", "openinference", "openllmetry", "genai")
+
+
+@dataclass
+class AssemblyConfig:
+    """Buffering of multi-span traces (OpenInference, OpenLLMetry, GenAI) until they are complete."""
+
+    # After the root span arrives, spans still in other exporters' batches get this long.
+    grace_s: float = 2.0
+    # A trace whose root never arrives (lost, or still open) is assembled this long after its first span.
+    timeout_s: float = 30.0
+    # Beyond any of these, the oldest trace is assembled early (counted) to make room.
+    max_traces: int = 10_000
+    max_bytes: int = 64 * 1024 * 1024
+    # Further spans of a longer trace are dropped (counted); its root is always kept.
+    max_spans_per_trace: int = 1_000
+
+
 @dataclass
 class ExtractConfig:
     # Contexts beyond this many characters in total are cut (the record says `truncated`).
     max_context_chars: int = 64_000
     max_question_chars: int = 8_000
     max_answer_chars: int = 16_000
+    conventions: list[str] = field(default_factory=lambda: list(CONVENTIONS))
+    assembly: AssemblyConfig = field(default_factory=AssemblyConfig)
 
 
 @dataclass
@@ -308,6 +329,7 @@ def validate(config: Config) -> None:
     ):
         if value < low:
             raise ConfigError(f"{where} must be at least {low}, got {value}")
+    _validate_extract(config.extract)
     if config.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError(f"log_level must be debug, info, warning or error, got {config.log_level!r}")
     for i, pattern in enumerate(config.redaction.patterns):
@@ -315,6 +337,27 @@ def validate(config: Config) -> None:
             re.compile(pattern)
         except re.error as e:
             raise ConfigError(f"redaction.patterns[{i}] is not a valid regular expression: {e}") from e
+
+
+def _validate_extract(extract: ExtractConfig) -> None:
+    for name in extract.conventions:
+        if name not in CONVENTIONS:
+            raise ConfigError(f"extract.conventions: unknown convention {name!r}; known: {', '.join(CONVENTIONS)}")
+    assembly = extract.assembly
+    if assembly.grace_s < 0:
+        raise ConfigError(f"extract.assembly.grace_s must be at least 0, got {assembly.grace_s}")
+    if assembly.timeout_s <= 0 or assembly.timeout_s < assembly.grace_s:
+        raise ConfigError(
+            f"extract.assembly.timeout_s must be above 0 and at least grace_s ({assembly.grace_s}), "
+            f"got {assembly.timeout_s}"
+        )
+    for where, value in (
+        ("extract.assembly.max_traces", assembly.max_traces),
+        ("extract.assembly.max_bytes", assembly.max_bytes),
+        ("extract.assembly.max_spans_per_trace", assembly.max_spans_per_trace),
+    ):
+        if value < 1:
+            raise ConfigError(f"{where} must be at least 1, got {value}")
 
 
 def _validate_kafka(kafka: KafkaConfig) -> None:
