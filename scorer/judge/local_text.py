@@ -21,7 +21,7 @@ _STOPWORDS = frozenset(
     should can could may might must it its it's this that these those there here which who whom
     whose what when where why how i me my we our you your he him his she her they them their
     not no nor only own same too very just also such both each few more most other some any all
-    one s t is-a also however therefore thus while although though because since until yet""".split()
+    one s t also however therefore thus while although though because since until yet yes ok okay""".split()
 )
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
