@@ -134,11 +134,17 @@ class LocalJudge:
     # -- answer relevancy ---------------------------------------------------------------------
 
     def questions(self, rec: RecordText, n: int, usage: Usage) -> GeneratedQuestions:
+        """Ragas samples n questions from the whole answer; an off-topic part of the answer shows
+        up in a share of them. We emulate that deterministically: the answer is cut into n slices;
+        a slice that addresses something asked stands for the question the whole answer addresses
+        (the asked words it covers), a slice that does not stands for itself, so off-topic text
+        lowers the mean in proportion to its share and missing aspects lower every on-topic one."""
         if is_noncommittal(rec.answer):
             return GeneratedQuestions(questions=[], noncommittal=True)
-        slices = _slices(claims(rec.answer), n)
-        subject = _subject(rec.question, slices)
-        questions = [_addressed(rec.question, s, subject) for s in slices]
+        parts = _slices(claims(rec.answer), n)
+        subject = _subject(rec.question, parts)
+        covered = _addressed(rec.question, " ".join(parts))
+        questions = [covered if _on_topic(rec.question, p, subject) else p for p in parts]
         return GeneratedQuestions(questions=questions, noncommittal=False)
 
     # -- context relevancy --------------------------------------------------------------------
@@ -207,17 +213,18 @@ def _subject(question: str, slices: list[str]) -> frozenset[str]:
     return frozenset(common & set(content_tokens(question)))
 
 
-def _addressed(question: str, answer_part: str, subject: frozenset[str]) -> str:
-    """The pseudo-question of one slice of the answer: the words of the asked question that the
-    slice addresses, in the question's order. An LLM asked which question the slice answers would
-    name the same aspects; what it would add in its own words we cannot generate. A slice that
-    addresses nothing asked beyond the subject stands for itself, so off-topic text ("X is a
-    beautiful landmark") scores as off-topic."""
-    asked = token_spans(question)
-    available = set(content_tokens(answer_part))
-    if not {tok for _, _, tok in asked} & available - subject:
-        return answer_part
-    return keep_only(question, [span for span in asked if span[2] in available])
+def _addressed(question: str, answer: str) -> str:
+    """The words of the asked question that the answer addresses, in the question's order: the
+    question an LLM would generate from the answer names the same aspects; what it would add in
+    its own words we cannot generate."""
+    available = set(content_tokens(answer))
+    return keep_only(question, [span for span in token_spans(question) if span[2] in available])
+
+
+def _on_topic(question: str, part: str, subject: frozenset[str]) -> bool:
+    """Whether the part addresses something asked beyond the question's subject: "X is a
+    beautiful landmark" names X but answers nothing asked about X."""
+    return bool((set(content_tokens(part)) - subject) & set(content_tokens(question)))
 
 
 def _need(sims: np.ndarray) -> list[float]:
