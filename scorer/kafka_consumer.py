@@ -162,7 +162,8 @@ class _Rebalance(AsyncConsumerRebalanceListener):
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         owner = self._owner
         owner._rebalancing = True
-        deadline = time.monotonic() + owner._rebalance_timeout_s
+        # On close the worker has stopped: what is still in flight will not finish, release it.
+        deadline = time.monotonic() + (0 if owner._closing else owner._rebalance_timeout_s)
         while owner._tracker.in_flight(revoked) and time.monotonic() < deadline:
             await owner._sleep(0.05)
         positions = owner._tracker.committable(revoked)
@@ -213,6 +214,7 @@ class KafkaRecordConsumer:
         self._rebalance_timeout_s = kafka.rebalance_timeout_s
         self._tracker = OffsetTracker()
         self._rebalancing = False
+        self._closing = False
         self._next_commit = 0.0
         self._lag_every_s = 1.0
         self._next_lag = 0.0
@@ -320,6 +322,8 @@ class KafkaRecordConsumer:
                 pass
 
     def close(self) -> None:
-        """Commit what is finished, then leave the group (its partitions move at once)."""
+        """Commit what is finished, then leave the group (its partitions move at once). Call it
+        after the worker stopped: records still unfinished are released to the next owner."""
+        self._closing = True
         self._maybe_commit(force=True)
         self._consumer.close(autocommit=False)

@@ -1,0 +1,152 @@
+"""Scorer side against the real broker: commits, lag, rebalance, the score and DLQ sinks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+
+from kafka import KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient
+from prometheus_client import CollectorRegistry
+from ragpulse.collector.bus import Delivery
+from ragpulse.collector.kafka_publisher import KafkaProducerMetrics
+from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
+from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
+from ragpulse.scorer.kafka_sinks import KafkaSinks
+
+from ragpulse.config import KafkaConfig
+
+
+def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for i in range(count):
+        producer.send(topic, value=f"r{i}".encode(), partition=i % partitions)
+    producer.flush()
+    producer.close()
+
+
+def poll_until(consumer: KafkaRecordConsumer, count: int, timeout_s: float = 30.0) -> list[Delivery]:
+    out: list[Delivery] = []
+    deadline = time.monotonic() + timeout_s
+    while len(out) < count and time.monotonic() < deadline:
+        out.extend(consumer.poll(max_records=100, timeout_s=0.2))
+    return out
+
+
+def group_offsets(bootstrap: str, group: str) -> dict[int, int]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        offsets = admin.list_group_offsets(group)[group]
+    finally:
+        admin.close()
+    return {tp.partition: o.offset for tp, o in offsets.items()}
+
+
+def test_commits_stop_at_the_lowest_unfinished_record_and_it_is_redelivered(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, records_partitions=2)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 20, partitions=2)
+
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    deliveries = poll_until(consumer, 20)
+    assert len(deliveries) == 20
+    assert consumer.depth() == 20  # nothing finished: all of it is lag
+    stuck = next(d for d in deliveries if d.token.partition.partition == 0 and d.token.offset == 4)
+    for d in deliveries:
+        if d is not stuck:
+            consumer.commit(d)
+    time.sleep(0.2)
+    consumer.poll(max_records=1, timeout_s=0.1)  # commits run on the poll thread
+    assert group_offsets(kafka_broker.bootstrap, cfg.group_id) == {0: 4, 1: 10}
+    consumer._next_lag = 0  # measure now rather than in a second
+    assert consumer.depth() == 6  # partition 0 from offset 4 (6 records); partition 1 is done
+    consumer.close()
+
+    again = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    redelivered = poll_until(again, 6, timeout_s=20)
+    assert sorted(d.value for d in redelivered) == sorted(f"r{i}".encode() for i in range(8, 20, 2))
+    again.close()
+
+
+def test_rebalance_lets_in_flight_records_finish_and_commits_them_before_handing_over(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, records_partitions=2, rebalance_timeout_s=20)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 40, partitions=2)
+
+    first = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    in_flight = poll_until(first, 40)
+    assert len(in_flight) == 40
+
+    def finish_later() -> None:  # a slow judge: the records finish during the rebalance
+        time.sleep(2)
+        for d in in_flight:
+            first.commit(d)
+
+    threading.Thread(target=finish_later, daemon=True).start()
+    second = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    stop = threading.Event()
+    first_more: list[Delivery] = []
+
+    def keep_polling() -> None:  # the first scorer keeps running, as its worker would
+        while not stop.is_set():
+            first_more.extend(first.poll(max_records=100, timeout_s=0.2))
+
+    poller = threading.Thread(target=keep_polling)
+    poller.start()
+    second_got = poll_until(second, 1, timeout_s=15)
+    stop.set()
+    poller.join()
+    # Everything was finished and committed by the first owner: nothing comes again.
+    assert second_got == [] and first_more == []
+    assert sum(group_offsets(kafka_broker.bootstrap, cfg.group_id).values()) == 40
+    assert second._consumer.assignment()  # the second scorer did take partitions
+    first.close()
+    second.close()
+
+
+def test_scores_and_dead_letters_are_acknowledged_before_flush_returns(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    ensure_topics(kafka_config, ragpulse_topics(kafka_config))
+    registry = CollectorRegistry()
+    sinks = KafkaSinks(kafka_config, KafkaProducerMetrics(registry))
+    sinks.scores.publish("t1-s1", {"record_id": "t1-s1", "metrics": {"faithfulness": {"value": 0.5}}})
+    sinks.dead_letters.publish(b"\xffbroken", "invalid_json", "not UTF-8", 1)
+    assert sinks.flush(10)
+    sinks.close()
+
+    (score,) = kafka_broker.read(kafka_config.scores_topic, 1)
+    assert score.key == b"t1-s1" and json.loads(score.value)["metrics"]["faithfulness"]["value"] == 0.5
+    (dead,) = kafka_broker.read(kafka_config.dlq_topic, 1)
+    envelope = json.loads(dead.value)
+    assert envelope["reason"] == "invalid_json" and envelope["payload"] == "ff62726f6b656e"
+    assert envelope["payload_encoding"] == "hex" and ("reason", b"invalid_json") in dead.headers
+    assert registry.get_sample_value("ragpulse_kafka_messages_delivered_total",
+                                     {"topic": kafka_config.dlq_topic}) == 1
+
+
+def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, records_partitions=1)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 5, partitions=1)
+    registry = CollectorRegistry()
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
+    got = poll_until(consumer, 5)
+    produce(kafka_broker.bootstrap, cfg.records_topic, 7, partitions=1)  # not yet fetched
+    for d in got[:2]:
+        consumer.commit(d)
+    deadline = time.monotonic() + 10
+    while consumer._consumer.highwater(TopicPartition(cfg.records_topic, 0)) != 12 and time.monotonic() < deadline:
+        got += consumer.poll(max_records=1, timeout_s=0.2)
+    for d in got[5:]:
+        consumer.commit(d)
+    consumer._next_lag = 0
+    # 12 records in the log; offsets 0 and 1 finished; 2..4 polled and unfinished, 5..11 finished
+    # or not yet polled. Lag is measured from the oldest unfinished record: 12 - 2 = 10.
+    assert consumer.depth() == 10
+    assert registry.get_sample_value("ragpulse_kafka_consumer_lag",
+                                     {"topic": cfg.records_topic, "partition": "0"}) == consumer.depth()
+    consumer.close()
