@@ -12,7 +12,7 @@ It is an approximation of an LLM judge, honestly so: statements are the answer's
 clauses, not rewritten claims; "generated questions" are contiguous slices of the answer (the text
 a question would be generated from), not questions. bench/quality.py measures how close it gets.
 
-Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, RELEVANCE_FLOOR,
+Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT,
 plus STEM_CHARS in local_text.py.
 """
 
@@ -41,9 +41,6 @@ from ragpulse.scorer.sentences import context_sentences
 LEXICAL_WEIGHT = 0.75
 # A number counts this many times as much as a word in the lexical half of the embedding.
 NUMBER_WEIGHT = 3.0
-# Cosine (question vs context sentence) below which a sentence is not needed at all; above it the
-# need grows linearly up to the best sentence of the record.
-RELEVANCE_FLOOR = 0.2
 
 HASH_DIM = 1 << 11
 CACHE_SIZE = 8192
@@ -228,9 +225,10 @@ def _on_topic(question: str, part: str, subject: frozenset[str]) -> bool:
 
 
 def _need(sims: np.ndarray) -> list[float]:
-    """A sentence's need grows linearly from RELEVANCE_FLOOR to the best sentence's cosine: the best
-    match in a record is needed, unrelated sentences are not, relative to the record's own scale."""
+    """A sentence's need is its cosine with the question relative to the record's best sentence:
+    the best match is needed, unrelated sentences are not, on the record's own scale (static
+    cosines run higher for some topics and languages than for others)."""
     top = float(sims.max())
-    if top <= RELEVANCE_FLOOR:
+    if top <= 0.0:
         return [0.0] * len(sims)
-    return [float(v) for v in np.clip((sims - RELEVANCE_FLOOR) / (top - RELEVANCE_FLOOR), 0.0, 1.0)]
+    return [float(v) for v in np.clip(sims / top, 0.0, 1.0)]
