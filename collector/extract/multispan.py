@@ -128,6 +128,11 @@ def pick_text(value: Any, keys: tuple[str, ...]) -> str:
             text = value.get(key)
             if isinstance(text, str) and text.strip():
                 return text.strip()
+        # A serialised LangChain message: {"type": "ai", "data": {"content"}} (message_to_dict) or
+        # {"lc": 1, "kwargs": {"content"}} (dumpd), as chains that end in a chat model return.
+        for nested in ("data", "kwargs"):
+            if isinstance(value.get(nested), dict):
+                return pick_text(value[nested], keys)
     return ""
 
 

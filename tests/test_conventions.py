@@ -1,0 +1,491 @@
+"""The multi-span conventions (OpenInference, OpenLLMetry, GenAI) and trace assembly.
+
+Two kinds of input: OTLP requests built span by span in the shapes the instrumentors' sources write
+(for what cannot run here: traceloop-sdk's decorators, vector-DB instrumentors), and the real
+instrumentors around real LangChain code (fake LLMs, an in-memory vector store) exporting through
+the real OTel SDK OTLP exporter over loopback to the collector.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span, SpanFlags
+from otel_app import RagApp
+from prometheus_client import CollectorRegistry
+from ragpulse.collector.bus import InProcessBus
+from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.receiver_http import OtlpHttpReceiver
+from ragpulse.collector.record import Record
+from ragpulse.collector.telemetry import CollectorMetrics
+from ragpulse_process import RagpulseProcess
+
+from ragpulse.config import AssemblyConfig, Config, ConfigError, ExtractConfig, SamplingConfig, load_config
+
+QUESTION = "When was the Eiffel Tower completed?"
+DOCS = [
+    "The Eiffel Tower was completed in 1889 for the World's Fair.",
+    "The tower is 330 metres tall.",
+    "Gustave Eiffel's company designed and built the tower.",
+]
+ANSWER = "It was completed in 1889."
+GRACE_S = 2.0
+
+
+# --- OTLP requests built by hand -------------------------------------------------------------
+
+
+def _set(value: AnyValue, python: Any) -> None:
+    if isinstance(python, bool):
+        value.bool_value = python
+    elif isinstance(python, int):
+        value.int_value = python
+    elif isinstance(python, float):
+        value.double_value = python
+    elif isinstance(python, str):
+        value.string_value = python
+    elif isinstance(python, dict):
+        for k, v in python.items():
+            kv = value.kvlist_value.values.add()
+            kv.key = k
+            _set(kv.value, v)
+    else:
+        for item in python:
+            _set(value.array_value.values.add(), item)
+
+
+class Trace:
+    """Spans of one trace, added in export order, each with its own start/end (ns)."""
+
+    def __init__(self, service: str = "shop") -> None:
+        self.trace_id = os.urandom(16)
+        self.service = service
+        self.clock = 1_700_000_000_000_000_000
+
+    def span(self, scope: ScopeSpans, name: str, attrs: dict[str, Any], parent: Span | None = None,
+             events: list[tuple[str, dict[str, Any]]] = (), span_id: bytes | None = None) -> Span:  # type: ignore[assignment]
+        span = scope.spans.add()
+        span.trace_id, span.span_id, span.name = self.trace_id, span_id or os.urandom(8), name
+        if parent is not None:
+            span.parent_span_id = parent.span_id
+        self.clock += 1_000_000
+        span.start_time_unix_nano, span.end_time_unix_nano = self.clock, self.clock + 500_000
+        for key, value in attrs.items():
+            kv = span.attributes.add()
+            kv.key = key
+            _set(kv.value, value)
+        for event_name, event_attrs in events:
+            event = span.events.add()
+            event.name = event_name
+            for key, value in event_attrs.items():
+                kv = event.attributes.add()
+                kv.key = key
+                _set(kv.value, value)
+        return span
+
+    def request(self) -> tuple[ExportTraceServiceRequest, ScopeSpans]:
+        request = ExportTraceServiceRequest()
+        resource = request.resource_spans.add()
+        kv = resource.resource.attributes.add()
+        kv.key, kv.value.string_value = "service.name", self.service
+        return request, resource.scope_spans.add()
+
+
+@dataclass
+class Collector:
+    pipeline: CollectorPipeline
+    bus: InProcessBus
+    registry: CollectorRegistry
+
+    def send(self, request: ExportTraceServiceRequest) -> None:
+        self.pipeline.consume_export_request(request, "test")
+
+    def records(self) -> list[Record]:
+        return [Record.from_json(d.value) for d in self.bus.poll(100, 0.05)]
+
+    def value(self, name: str, **labels: str) -> float:
+        return self.registry.get_sample_value(name, labels) or 0.0
+
+
+def _collector(**extract: Any) -> Collector:
+    assembly = AssemblyConfig(grace_s=GRACE_S, timeout_s=30.0, **extract.pop("assembly", {}))
+    sampling = SamplingConfig(**extract.pop("sampling", {}))
+    config = Config(extract=ExtractConfig(assembly=assembly, **extract), sampling=sampling)
+    bus, registry = InProcessBus(1_000), CollectorRegistry()
+    return Collector(CollectorPipeline(config, bus, CollectorMetrics(registry)), bus, registry)
+
+
+def _later(seconds: float) -> float:
+    return time.monotonic() + seconds
+
+
+def _llamaindex_rag(trace: Trace, scope: ScopeSpans) -> Span:
+    """OpenInference spans of a LlamaIndex query engine with a reranker, in export order (children
+    end first); returns the root."""
+    root_id = os.urandom(8)
+    root = Span(span_id=root_id)
+    retrieve = trace.span(scope, "BaseRetriever.retrieve", {
+        "openinference.span.kind": "RETRIEVER", "input.value": QUESTION,
+        **{f"retrieval.documents.{i}.document.content": d for i, d in enumerate(DOCS)},
+        **{f"retrieval.documents.{i}.document.score": 0.9 - i / 10 for i in range(len(DOCS))},
+    }, parent=root)
+    trace.span(scope, "SentenceTransformerRerank.postprocess_nodes", {
+        "openinference.span.kind": "RERANKER", "reranker.query": QUESTION, "reranker.top_k": 2,
+        "reranker.input_documents.0.document.content": DOCS[0],
+        # Indices past 9 must sort numerically, not as strings.
+        "reranker.output_documents.10.document.content": DOCS[2],
+        "reranker.output_documents.2.document.content": DOCS[0],
+    }, parent=root)
+    trace.span(scope, "OpenAI.chat", {
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+        "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": "Context: ...",
+        "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": ANSWER,
+    }, parent=root)
+    assert retrieve.parent_span_id == root_id
+    return trace.span(scope, "RetrieverQueryEngine.query", {
+        "openinference.span.kind": "CHAIN", "input.value": QUESTION, "output.value": ANSWER,
+        "rag.route": "/faq",
+    }, span_id=root_id)
+
+
+def test_openinference_trace_is_assembled_after_root_and_grace() -> None:
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    root = _llamaindex_rag(trace, scope)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S / 2))
+    assert c.records() == []
+    c.pipeline.tick(_later(GRACE_S + 0.1))
+    (record,) = c.records()
+    assert (record.question, record.answer) == (QUESTION, ANSWER)
+    assert record.contexts == [DOCS[0], DOCS[2]]  # the reranker's output, in its order
+    assert record.span_id == root.span_id.hex() and record.trace_id == trace.trace_id.hex()
+    assert (record.service, record.route, record.model) == ("shop", "/faq", "gpt-4o-mini")
+    assert record.time_unix_nano == root.end_time_unix_nano
+    assert c.value("ragpulse_traces_assembled_total", trigger="root") == 1
+    assert c.value("ragpulse_trace_spans_total", outcome="buffered") == 4
+    assert c.value("ragpulse_spans_without_rag_triple_total") == 0
+    assert c.value("ragpulse_assembly_pending_traces") == 0
+
+
+def test_openinference_answer_from_last_llm_when_root_output_is_not_text() -> None:
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    root = Span(span_id=os.urandom(8))
+    trace.span(scope, "VectorStoreRetriever", {
+        "openinference.span.kind": "RETRIEVER", "input.value": "rewritten query",
+        "retrieval.documents.0.document.content": DOCS[0],
+        "retrieval.documents.1.document.content": DOCS[0],  # duplicates collapse
+    }, parent=root)
+    trace.span(scope, "ChatOpenAI", {"openinference.span.kind": "LLM",
+                                     "llm.output_messages.0.message.content": "draft"}, parent=root)
+    last_llm = trace.span(scope, "ChatOpenAI", {
+        "openinference.span.kind": "LLM", "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.contents.0.message_content.type": "text",
+        "llm.output_messages.0.message.contents.0.message_content.text": ANSWER,
+    }, parent=root)
+    trace.span(scope, "RunnableSequence", {
+        "openinference.span.kind": "CHAIN", "input.mime_type": "application/json",
+        "input.value": json.dumps({"question": QUESTION, "chat_history": []}),
+        "output.value": json.dumps({"generations": []}), "output.mime_type": "application/json",
+    }, span_id=root.span_id)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, [DOCS[0]], ANSWER)
+    assert record.span_id == last_llm.span_id.hex()
+
+
+def test_openllmetry_decorated_workflow_with_chroma_results() -> None:
+    """traceloop-sdk @workflow / @task spans (decorators/base.py: {"args", "kwargs"} in, the return
+    value out), a Chroma query span with one db.query.result event per hit (chromadb/wrapper.py)
+    and an OpenAI span in the indexed gen_ai.prompt / gen_ai.completion shape."""
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    workflow = Span(span_id=os.urandom(8))
+    trace.span(scope, "chroma.query", {"db.system": "chroma", "db.chroma.query.n_results": 2}, parent=workflow,
+               events=[("db.query.embeddings", {"db.query.embeddings.vector": "[0.1, 0.2]"})]
+               + [("db.query.result", {"db.query.result.id": f"d{i}", "db.query.result.distance": 0.1 * i,
+                                       "db.query.result.document": d}) for i, d in enumerate(DOCS[:2])])
+    trace.span(scope, "openai.chat", {
+        "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024",
+        "gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "Answer from the context.",
+        "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": f"{DOCS[0]}\n{QUESTION}",
+        "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": ANSWER,
+    }, parent=workflow)
+    trace.span(scope, "answer.workflow", {
+        "traceloop.span.kind": "workflow", "traceloop.entity.name": "answer", "traceloop.workflow.name": "answer",
+        "traceloop.entity.input": json.dumps({"args": [QUESTION], "kwargs": {"k": 2}}),
+        "traceloop.entity.output": json.dumps(ANSWER),
+    }, span_id=workflow.span_id)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, DOCS[:2], ANSWER)
+    assert record.span_id == workflow.span_id.hex() and record.model == "gpt-4o-mini-2024"
+
+
+def test_genai_retrieval_and_chat_spans() -> None:
+    """GenAI semconv: documents in structured form (kvlist array) with content where present."""
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    agent = Span(span_id=os.urandom(8))
+    trace.span(scope, "retrieval products", {
+        "gen_ai.operation.name": "retrieval", "gen_ai.data_source.id": "products",
+        "gen_ai.retrieval.query.text": QUESTION,
+        "gen_ai.retrieval.documents": [{"id": "a", "score": 0.9, "content": DOCS[1]}, {"id": "b", "score": 0.5}],
+    }, parent=agent)
+    chat = trace.span(scope, "chat gpt-4o", {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "ctx + q"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "finish_reason": "stop",
+                                               "parts": [{"type": "text", "content": ANSWER}]}]),
+    }, parent=agent)
+    c.send(request)
+    # No root ever arrives (the agent span is still open): the timeout assembles the trace.
+    c.pipeline.tick(_later(GRACE_S + 1))
+    assert c.records() == []
+    c.pipeline.tick(_later(30.1))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, [DOCS[1]], ANSWER)
+    assert record.span_id == chat.span_id.hex() and record.model == "gpt-4o"
+    assert c.value("ragpulse_traces_assembled_total", trigger="timeout") == 1
+
+
+def test_spans_arrive_in_several_requests_and_a_remote_parent_marks_the_root() -> None:
+    """The app's top span has a parent in another service (W3C traceparent): for this collector it is
+    the root. A straggler after assembly is counted as late, not turned into a second record."""
+    c = _collector()
+    trace = Trace()
+    top = Span(span_id=os.urandom(8))
+    request, scope = trace.request()
+    trace.span(scope, "retrieve", {"openinference.span.kind": "RETRIEVER", "input.value": QUESTION,
+                                   "retrieval.documents.0.document.content": DOCS[0]}, parent=top)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S + 1))
+    assert c.records() == [] and c.value("ragpulse_assembly_pending_traces") == 1
+    request, scope = trace.request()
+    root = trace.span(scope, "query", {"openinference.span.kind": "CHAIN", "input.value": QUESTION,
+                                       "output.value": ANSWER}, parent=Span(span_id=os.urandom(8)), span_id=top.span_id)
+    root.flags = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S + 0.1))
+    (record,) = c.records()
+    assert record.span_id == top.span_id.hex()
+    request, scope = trace.request()
+    trace.span(scope, "late", {"openinference.span.kind": "LLM"}, parent=top)
+    c.send(request)
+    c.pipeline.tick(_later(60))
+    assert c.records() == [] and c.value("ragpulse_trace_spans_total", outcome="late") == 1
+
+
+def test_trace_without_rag_triple_is_counted_not_an_error() -> None:
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    root = Span(span_id=os.urandom(8))
+    trace.span(scope, "ChatOpenAI", {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": "hi"},
+               parent=root)
+    trace.span(scope, "chat", {"openinference.span.kind": "CHAIN", "input.value": "hello", "output.value": "hi"},
+               span_id=root.span_id)
+    result = c.pipeline.consume_export_request(request, "test")
+    assert result.rejected_spans == 0
+    c.pipeline.tick(_later(GRACE_S))
+    assert c.records() == []
+    assert c.value("ragpulse_spans_without_rag_triple_total") == 1
+    assert c.value("ragpulse_records_received_total", service="shop") == 0
+
+
+def test_full_buffer_assembles_the_oldest_trace_early() -> None:
+    c = _collector(assembly={"max_traces": 2})
+    traces = [Trace() for _ in range(3)]
+    for trace in traces:
+        request, scope = trace.request()
+        # Roots not yet exported: only the buffer bound can finish the first trace now.
+        parent = Span(span_id=os.urandom(8))
+        trace.span(scope, "retrieve", {"openinference.span.kind": "RETRIEVER", "input.value": QUESTION,
+                                       "retrieval.documents.0.document.content": DOCS[0]}, parent=parent)
+        trace.span(scope, "llm", {"openinference.span.kind": "LLM",
+                                  "llm.output_messages.0.message.content": ANSWER}, parent=parent)
+        c.send(request)
+    (record,) = c.records()
+    assert record.trace_id == traces[0].trace_id.hex()
+    assert c.value("ragpulse_traces_assembled_total", trigger="buffer_full") == 1
+    assert c.value("ragpulse_assembly_pending_traces") == 2
+
+
+def test_byte_and_span_bounds() -> None:
+    c = _collector(assembly={"max_bytes": 2_000, "max_spans_per_trace": 3})
+    trace = Trace()
+    request, scope = trace.request()
+    parent = Span(span_id=os.urandom(8))
+    for _ in range(5):
+        trace.span(scope, "llm", {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": "x"},
+                   parent=parent)
+    c.send(request)
+    assert c.value("ragpulse_trace_spans_total", outcome="over_limit") == 2
+    assert c.value("ragpulse_assembly_pending_traces") == 1
+    big = Trace()
+    request, scope = big.request()
+    big.span(scope, "retrieve", {"openinference.span.kind": "RETRIEVER", "input.value": "q" * 3_000})
+    c.send(request)
+    # Over the byte budget: every trace is assembled early (no triple in either) and the buffer is empty.
+    assert c.value("ragpulse_traces_assembled_total", trigger="buffer_full") == 2
+    assert c.value("ragpulse_assembly_pending_bytes") == 0
+    assert c.value("ragpulse_spans_without_rag_triple_total") == 2
+
+
+def test_sampled_out_traces_are_never_buffered() -> None:
+    c = _collector(sampling={"default_probability": 0.5})
+    kept = dropped = 0
+    for _ in range(40):
+        trace = Trace()
+        request, scope = trace.request()
+        _llamaindex_rag(trace, scope)
+        c.send(request)
+        if int.from_bytes(trace.trace_id[-7:], "big") >= 2**55:
+            kept += 1
+        else:
+            dropped += 1
+    assert kept and dropped
+    assert c.value("ragpulse_assembly_pending_traces") == kept
+    assert c.value("ragpulse_trace_spans_total", outcome="sampled_out") == 4 * dropped
+    c.pipeline.tick(_later(GRACE_S))
+    assert len(c.records()) == kept
+
+
+def test_conventions_can_be_switched_off() -> None:
+    c = _collector(conventions=["native", "genai"])
+    trace = Trace()
+    request, scope = trace.request()
+    _llamaindex_rag(trace, scope)
+    c.send(request)
+    c.pipeline.tick(_later(60))
+    assert c.records() == [] and c.value("ragpulse_spans_without_rag_triple_total") == 4
+
+
+def test_stop_assembles_what_is_still_buffered() -> None:
+    c = _collector()
+    c.pipeline.start()
+    trace = Trace()
+    request, scope = trace.request()
+    parent = Span(span_id=os.urandom(8))
+    trace.span(scope, "retrieve", {"openinference.span.kind": "RETRIEVER", "input.value": QUESTION,
+                                   "retrieval.documents.0.document.content": DOCS[0]}, parent=parent)
+    trace.span(scope, "llm", {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": ANSWER},
+               parent=parent)
+    c.send(request)
+    c.pipeline.stop()
+    (record,) = c.records()
+    assert record.answer == ANSWER
+    assert c.value("ragpulse_traces_assembled_total", trigger="shutdown") == 1
+
+
+def test_assembly_config_is_validated(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    for text, message in (
+        ("extract: {conventions: [native, zipkin]}", "unknown convention 'zipkin'"),
+        ("extract: {assembly: {grace_s: 5, timeout_s: 1}}", "extract.assembly.timeout_s"),
+        ("extract: {assembly: {max_traces: 0}}", "extract.assembly.max_traces must be at least 1"),
+    ):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            load_config(path, environ={})
+    config = load_config(None, environ={"RAGPULSE_EXTRACT__CONVENTIONS": "[openinference]",
+                                        "RAGPULSE_EXTRACT__ASSEMBLY__GRACE_S": "0.5"})
+    assert config.extract.conventions == ["openinference"] and config.extract.assembly.grace_s == 0.5
+    assert load_config(None, environ={}).extract.conventions == ["native", "openinference", "openllmetry", "genai"]
+
+
+# --- real instrumentors, real OTel SDK exporter, real sockets ------------------------------------
+
+
+@pytest.fixture
+def collector_over_http() -> Iterator[tuple[Collector, str]]:
+    c = _collector()
+    receiver = OtlpHttpReceiver("127.0.0.1", 0, c.pipeline, CollectorMetrics(CollectorRegistry()), 16 << 20)
+    receiver.start()
+    yield c, f"127.0.0.1:{receiver.port}"
+    receiver.stop()
+
+
+def _run_langchain_app(convention: str, endpoint: str, chat: bool, service: str = "lc-shop") -> None:
+    spec = {"service": service, "question": QUESTION, "answer": ANSWER, "docs": DOCS}
+    subprocess.run([sys.executable, str(Path(__file__).with_name("langchain_app.py")), convention, endpoint,
+                    "chat" if chat else "llm", json.dumps(spec)], check=True, timeout=120,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["llm", "chat"])
+def test_openinference_langchain_instrumentor(collector_over_http: tuple[Collector, str], chat: bool) -> None:
+    c, endpoint = collector_over_http
+    _run_langchain_app("openinference", endpoint, chat)
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.answer, record.service) == (QUESTION, ANSWER, "lc-shop")
+    assert sorted(record.contexts) == sorted(DOCS)
+    assert c.value("ragpulse_traces_assembled_total", trigger="root") == 1
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["llm", "chat"])
+def test_openllmetry_langchain_instrumentor(collector_over_http: tuple[Collector, str], chat: bool) -> None:
+    c, endpoint = collector_over_http
+    _run_langchain_app("openllmetry", endpoint, chat)
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.answer, record.service) == (QUESTION, ANSWER, "lc-shop")
+    assert sorted(record.contexts) == sorted(DOCS)
+
+
+def test_genai_util_handler_spans(collector_over_http: tuple[Collector, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """opentelemetry-util-genai, the GenAI conventions' reference helper for instrumentations: a
+    workflow around a retrieval and an inference invocation, content captured on spans."""
+    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    from opentelemetry.util.genai.handler import TelemetryHandler
+    from opentelemetry.util.genai.types import InputMessage, OutputMessage, TextPart
+
+    c, endpoint = collector_over_http
+    app = RagApp("genai-shop", "http", endpoint)
+    handler = TelemetryHandler(tracer_provider=app.provider)
+    with handler.workflow("answer"):
+        with handler.retrieval(data_source_id="faq") as retrieval:
+            retrieval.query_text = QUESTION
+            retrieval.documents = [{"id": str(i), "score": 1.0 - i / 10, "content": d} for i, d in enumerate(DOCS)]
+        with handler.inference("openai", request_model="gpt-4o-mini") as inference:
+            inference.input_messages = [InputMessage(role="user", parts=[TextPart(content=f"{DOCS}\n{QUESTION}")])]
+            inference.output_messages = [OutputMessage(role="assistant", parts=[TextPart(content=ANSWER)],
+                                                       finish_reason="stop")]
+    app.close()
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, DOCS, ANSWER)
+    assert record.model == "gpt-4o-mini"
+
+
+def test_openinference_traces_scored_by_ragpulse_up(tmp_path: Path) -> None:
+    """The whole way: instrumented LangChain → OTLP HTTP → `ragpulse up` assembles, scores, exports."""
+    proc = RagpulseProcess(tmp_path, {"extract": {"assembly": {"grace_s": 0.2}}})
+    try:
+        _run_langchain_app("openinference", proc.http, chat=False)
+        proc.wait_for("ragpulse_records_scored_total", 1, service="lc-shop")
+        assert proc.value("ragpulse_faithfulness_score_count", service="lc-shop") == 1
+        assert proc.value("ragpulse_traces_assembled_total", trigger="root") == 1
+        assert proc.value("ragpulse_metric_failures_total") == 0
+    finally:
+        assert proc.stop() == 0
