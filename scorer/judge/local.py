@@ -3,21 +3,23 @@
 It answers the judge's primitive questions with two cheap signals:
 - a hybrid embedding: static token embeddings (WordLlama, shipped in the `wordllama` wheel, see
   local_model.py) concatenated with a hashed bag of content tokens (local_text.py), so that a
-  cosine is a fixed blend of meaning similarity and lexical overlap. The lexical half is what
+  cosine is a fixed blend of meaning similarity and lexical overlap. The lexical part is what
   makes Japanese work (character bigrams) and what makes numbers and names count;
 - lexical coverage: the share of a statement's content tokens that the contexts contain, with
   numbers decisive ("Monday, 30 August" is not supported by "Sunday, 30 July").
 
 It is an approximation of an LLM judge, honestly so: statements are the answer's sentences and
-clauses, not rewritten claims; "generated questions" are contiguous slices of the answer (the text
-a question would be generated from), not questions. bench/quality.py measures how close it gets.
+clauses, not rewritten claims; "generated questions" are not generated: each stands either for
+the asked words the answer addresses or, for an off-topic part of the answer, for that part's own
+text (see `questions`). bench/quality.py measures how close it gets.
 
-Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT,
-plus STEM_CHARS in local_text.py.
+Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, and STEM_CHARS in
+local_text.py; results are flat around the chosen values (bench/LOCAL_JUDGE_NOTES.md).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections import OrderedDict
@@ -39,11 +41,12 @@ from ragpulse.scorer.sentences import context_sentences
 
 # Share of the cosine that comes from lexical overlap (the rest from static embeddings).
 LEXICAL_WEIGHT = 0.75
-# A number counts this many times as much as a word in the lexical half of the embedding.
+# A number counts this many times as much as a word in the lexical part of the embedding.
 NUMBER_WEIGHT = 3.0
 
 HASH_DIM = 1 << 11
-CACHE_SIZE = 8192
+# Retrieval returns the same chunks again and again; ~9 KiB a vector keeps this under 20 MiB.
+CACHE_SIZE = 2048
 _MEMO_KEY = "local.contexts"
 
 
@@ -63,18 +66,21 @@ class LocalJudge:
         self._model: StaticModel = load_static_model(model_root)
         self.model = MODEL_ID
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # scorer threads may share one judge
 
     # -- embeddings -------------------------------------------------------------------------
 
     def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
         start = time.perf_counter()
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        with self._lock:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            for text, vec in zip(missing, self._hybrid(missing), strict=True):
-                self._remember(text, vec)
-        out = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-        for t in texts:
-            self._cache.move_to_end(t)
+            found.update(zip(missing, self._hybrid(missing), strict=True))
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                self._remember(text, found[text])
+        out = np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
         usage.calls += 1
         usage.seconds += time.perf_counter() - start
         return out
@@ -85,6 +91,7 @@ class LocalJudge:
 
     def _remember(self, text: str, vec: np.ndarray) -> None:
         self._cache[text] = vec
+        self._cache.move_to_end(text)
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
