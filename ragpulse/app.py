@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
@@ -27,7 +27,10 @@ from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web.page import LivePage
-from ragpulse.scorer.worker import ScoreObserver, Worker
+from ragpulse.scorer.worker import RecordDeduper, ScoreObserver, Worker
+
+if TYPE_CHECKING:  # kafka-python loads ~100 protocol schemas at import; `ragpulse up` needs none
+    from ragpulse.scorer.kafka_sinks import KafkaSinks
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,7 @@ class Stoppable(Protocol):
 class CollectorParts:
     pipeline: CollectorPipeline
     receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver]
+    metrics: CollectorMetrics
 
 
 @dataclass
@@ -66,12 +70,18 @@ def build_collector(config: Config, publisher: RecordPublisher, registry: Collec
     if config.receiver.enable_http:
         host, port = parse_endpoint(config.receiver.http_endpoint, "receiver.http_endpoint")
         receivers.append(OtlpHttpReceiver(host, port, pipeline, metrics, limit))
-    return CollectorParts(pipeline, receivers)
+    return CollectorParts(pipeline, receivers, metrics)
 
 
 def build_scorer(
-    config: Config, consumer: RecordConsumer, registry: CollectorRegistry, judge: Judge | None = None
+    config: Config,
+    consumer: RecordConsumer,
+    registry: CollectorRegistry,
+    judge: Judge | None = None,
+    outputs: KafkaSinks | None = None,
+    deduper: RecordDeduper | None = None,
 ) -> ScorerParts:
+    """`outputs`: the Kafka scores and DLQ topics, written besides the live page's recent lists."""
     judge = judge or build_judge(config.scorer)
     metrics = ScorerMetrics(registry, with_route=config.prometheus.route_label)
     scores = RecentScores(config.scorer.recent_scores)
@@ -85,11 +95,12 @@ def build_scorer(
         judge=judge,
         config=config.scorer,
         metrics=metrics,
-        scores=scores,
-        dead_letters=dead_letters,
+        scores=scores if outputs is None else outputs.score_sink(also=scores),
+        dead_letters=dead_letters if outputs is None else outputs.dead_letter_sink(also=dead_letters),
         observers=observers,
         service_label=LabelGuard(tuple(config.prometheus.service_allow_list), cap),
         route_label=LabelGuard(tuple(config.prometheus.route_allow_list), cap),
+        deduper=deduper,
     )
     page = LivePage(history, scores, dead_letters, drift, registry,
                     low_threshold=config.scorer.bad_event_threshold.get("faithfulness", 0.5))

@@ -68,6 +68,38 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0 if result.get("drained", True) else 1
 
 
+def cmd_kafka_process(args: argparse.Namespace) -> int:
+    """`ragpulse collector` / `ragpulse scorer`: one side of the Kafka deployment."""
+    from ragpulse.collector.kafka_topics import TopicSetupError
+    from ragpulse.kafka_mode import KafkaCollector, KafkaScorer
+
+    config = _config(args)
+    started = time.monotonic()
+    try:
+        process = KafkaCollector(config) if args.command == "collector" else KafkaScorer(config)
+    except TopicSetupError as e:
+        print(f"ragpulse {args.command}: {e}", file=sys.stderr)
+        return 1
+    process.start()
+    kafka = config.bus.kafka
+    if args.command == "collector":
+        grpc_at = config.receiver.grpc_endpoint if config.receiver.enable_grpc else "off"
+        http_at = config.receiver.http_endpoint if config.receiver.enable_http else "off"
+        source = f"OTLP gRPC {grpc_at}, OTLP HTTP {http_at}"
+        if kafka.otlp_input.enabled:
+            source += f", Kafka topic {kafka.otlp_input.topic} ({kafka.otlp_input.encoding})"
+        where = f"{source} → {kafka.records_topic}"
+    else:
+        where = f"{kafka.records_topic} (group {kafka.group_id}) → {kafka.scores_topic}, {kafka.dlq_topic}"
+    print(f"ragpulse {__version__} {args.command}: {where} on {kafka.bootstrap_servers}; "
+          f"metrics http://{config.prometheus.endpoint}/metrics (ready in {time.monotonic() - started:.1f} s)",
+          flush=True)
+    _wait_for_signal()
+    result = process.stop()
+    log.info("stopped: %s", result)
+    return 0 if result.get("drained", True) else 1
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from ragpulse.scorer.batch import score_file
     from ragpulse.scorer.judge.factory import build_judge
@@ -104,6 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--demo", action="store_true", help="also stream built-in demo RAG traffic through OTLP")
     up.add_argument("--demo-interval", type=float, default=1.0, help="seconds between demo answers (default 1)")
     up.set_defaults(func=cmd_up)
+
+    for name, help_text in (
+        ("collector", "OTLP receivers → Kafka topic ragpulse.records (needs bus.kind: kafka)"),
+        ("scorer", "a scorer-group member: Kafka → judge → /metrics, scores and DLQ topics (bus.kind: kafka)"),
+    ):
+        kafka_process = sub.add_parser(name, help=help_text)
+        kafka_process.add_argument("--config", type=Path,
+                                   help="YAML config file (RAGPULSE_* environment variables override it)")
+        kafka_process.set_defaults(func=cmd_kafka_process)
 
     score = sub.add_parser("score", help="score a JSONL file of {question, contexts, answer} rows")
     score.add_argument("--input", required=True, type=Path, help="JSONL input, one row per line")

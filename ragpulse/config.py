@@ -131,6 +131,8 @@ class KafkaConfig:
     # On a rebalance, how long in-flight records of revoked partitions may finish before they are
     # released to the next owner.
     rebalance_timeout_s: float = 20.0
+    # A scorer that stops heartbeating (crashed, SIGKILL) loses its partitions after this long.
+    session_timeout_ms: int = 45_000
     otlp_input: OtlpKafkaInputConfig = field(default_factory=OtlpKafkaInputConfig)
 
 
@@ -380,6 +382,8 @@ def _validate_kafka(kafka: KafkaConfig) -> None:
         ("bus.kafka.commit_interval_ms", kafka.commit_interval_ms, 10),
         ("bus.kafka.dedupe_window", kafka.dedupe_window, 1),
         ("bus.kafka.delivery_timeout_ms", kafka.delivery_timeout_ms, 1000),
+        # The broker's group.min.session.timeout.ms default.
+        ("bus.kafka.session_timeout_ms", kafka.session_timeout_ms, 6000),
     ):
         if value < low:
             raise ConfigError(f"{where} must be at least {low}, got {value}")

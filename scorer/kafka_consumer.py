@@ -230,6 +230,8 @@ class KafkaRecordConsumer:
             max_partition_fetch_bytes=kafka.max_message_bytes + 1024,
             allow_auto_create_topics=False,
             reconnect_backoff_max_ms=2000,
+            session_timeout_ms=kafka.session_timeout_ms,
+            heartbeat_interval_ms=max(1000, kafka.session_timeout_ms // 10),
         )
         self._consumer.subscribe([self._topic], listener=_Rebalance(self))
 

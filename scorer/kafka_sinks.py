@@ -15,7 +15,7 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 from ragpulse.collector.kafka_publisher import KafkaProducerMetrics, failure_reason, producer_config
-from ragpulse.scorer.sinks import dead_letter_envelope, scores_json
+from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink, dead_letter_envelope, scores_json
 
 from ragpulse.config import KafkaConfig
 
@@ -27,10 +27,17 @@ class KafkaSinks:
         self._metrics = metrics
         self._producer = KafkaProducer(**producer_config(kafka, "scorer"))
         self._failed = False
-        self.scores = KafkaScoreSink(self, kafka.scores_topic)
-        self.dead_letters = KafkaDeadLetterSink(self, kafka.dlq_topic)
+        self._scores_topic = kafka.scores_topic
+        self._dlq_topic = kafka.dlq_topic
         for topic in (kafka.scores_topic, kafka.dlq_topic):
             self._producer.partitions_for(topic)  # fail at start on a missing topic
+
+    def score_sink(self, also: ScoreSink | None = None) -> KafkaScoreSink:
+        """The ScoreSink for the worker; `also` (the live page's recent list) gets a copy."""
+        return KafkaScoreSink(self, self._scores_topic, also)
+
+    def dead_letter_sink(self, also: DeadLetterSink | None = None) -> KafkaDeadLetterSink:
+        return KafkaDeadLetterSink(self, self._dlq_topic, also)
 
     def send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
         future = self._producer.send(topic, key=key, value=value, headers=headers)
@@ -62,12 +69,15 @@ class KafkaSinks:
 class KafkaScoreSink:
     """ScoreSink: key = record id, so all score messages of one record share a partition."""
 
-    def __init__(self, sinks: KafkaSinks, topic: str) -> None:
+    def __init__(self, sinks: KafkaSinks, topic: str, also: ScoreSink | None) -> None:
         self._sinks = sinks
         self._topic = topic
+        self._also = also
 
     def publish(self, record_id: str, scores: dict[str, Any]) -> None:
         self._sinks.send(self._topic, record_id.encode("utf-8"), scores_json(scores), [])
+        if self._also is not None:
+            self._also.publish(record_id, scores)
 
     def close(self) -> None:
         """The shared producer is closed by KafkaSinks.close."""
@@ -77,14 +87,17 @@ class KafkaDeadLetterSink:
     """DeadLetterSink: the envelope of sinks.dead_letter_envelope, the reason also as a header so
     a consumer can filter without parsing."""
 
-    def __init__(self, sinks: KafkaSinks, topic: str) -> None:
+    def __init__(self, sinks: KafkaSinks, topic: str, also: DeadLetterSink | None) -> None:
         self._sinks = sinks
         self._topic = topic
+        self._also = also
 
     def publish(self, payload: bytes, reason: str, detail: str, attempts: int) -> None:
         envelope = dead_letter_envelope(payload, reason, detail, attempts)
         value = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         self._sinks.send(self._topic, None, value, [("reason", reason.encode("utf-8"))])
+        if self._also is not None:
+            self._also.publish(payload, reason, detail, attempts)
 
     def close(self) -> None:
         """The shared producer is closed by KafkaSinks.close."""

@@ -15,6 +15,7 @@ from ragpulse.collector.kafka_publisher import KafkaProducerMetrics
 from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks
+from ragpulse.scorer.sinks import RecentScores
 
 from ragpulse.config import KafkaConfig
 
@@ -113,10 +114,12 @@ def test_scores_and_dead_letters_are_acknowledged_before_flush_returns(
     ensure_topics(kafka_config, ragpulse_topics(kafka_config))
     registry = CollectorRegistry()
     sinks = KafkaSinks(kafka_config, KafkaProducerMetrics(registry))
-    sinks.scores.publish("t1-s1", {"record_id": "t1-s1", "metrics": {"faithfulness": {"value": 0.5}}})
-    sinks.dead_letters.publish(b"\xffbroken", "invalid_json", "not UTF-8", 1)
+    recent = RecentScores()
+    sinks.score_sink(also=recent).publish("t1-s1", {"record_id": "t1-s1", "metrics": {"faithfulness": {"value": 0.5}}})
+    sinks.dead_letter_sink().publish(b"\xffbroken", "invalid_json", "not UTF-8", 1)
     assert sinks.flush(10)
     sinks.close()
+    assert [s["record_id"] for s in recent.snapshot()] == ["t1-s1"]  # the live page's copy
 
     (score,) = kafka_broker.read(kafka_config.scores_topic, 1)
     assert score.key == b"t1-s1" and json.loads(score.value)["metrics"]["faithfulness"]["value"] == 0.5
