@@ -452,6 +452,21 @@ def test_openllmetry_langchain_instrumentor(collector_over_http: tuple[Collector
     assert sorted(record.contexts) == sorted(DOCS)
 
 
+def test_openinference_index_query_engine_with_reranker(collector_over_http: tuple[Collector, str]) -> None:
+    """LlamaIndex: contexts come from the RERANKER span's output documents, not the retriever's."""
+    c, endpoint = collector_over_http
+    spec = {"service": "index-shop", "question": QUESTION, "answer": ANSWER, "docs": DOCS}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("llamaindex_app.py")), endpoint,
+                           json.dumps(spec)], check=True, timeout=180, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+    reranked = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(reranked) == 2
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, reranked, ANSWER)
+    assert record.service == "index-shop"
+
+
 def test_genai_util_handler_spans(collector_over_http: tuple[Collector, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """opentelemetry-util-genai, the GenAI conventions' reference helper for instrumentations: a
     workflow around a retrieval and an inference invocation, content captured on spans."""
