@@ -54,8 +54,8 @@ function lineChart(title, series, opts) {
     label.textContent = top > 2 ? String(Math.round(v)) : v.toFixed(1);
     svg.append(label);
   }
-  for (const t of [tMin, (tMin + tMax) / 2, tMax]) {
-    const label = svgEl("text", { x: x(t), y: CHART_H - 6, "text-anchor": "middle" });
+  for (const [t, anchor] of [[tMin, "start"], [(tMin + tMax) / 2, "middle"], [tMax, "end"]]) {
+    const label = svgEl("text", { x: x(t), y: CHART_H - 6, "text-anchor": anchor });
     label.textContent = clock(t);
     svg.append(label);
   }
