@@ -186,3 +186,11 @@ def test_context_sentences_are_embedded_once_per_record(judge: LocalJudge) -> No
 def test_text_without_any_token_is_a_judge_error(judge: LocalJudge) -> None:
     with pytest.raises(JudgeError):
         judge.embed([""], Usage())
+
+
+def test_statements_split_japanese_and_glued_sentences(judge: LocalJudge) -> None:
+    ja = RecordText(JA_QUESTION, JA_CONTEXT, "完成はいつですか？１８７２年です！設計者はコリンズです。")
+    assert len(judge.statements(ja, Usage())) == 3
+    en = RecordText(EN_QUESTION, EN_CONTEXT, "It was completed in 1872.It is 38 metres tall; it stands in Port Elsby.")
+    expected = ["It was completed in 1872.", "It is 38 metres tall", "it stands in Port Elsby."]
+    assert judge.statements(en, Usage()) == expected

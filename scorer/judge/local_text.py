@@ -101,7 +101,9 @@ def claims(text: str) -> list[str]:
     """Sentences of the answer, also split at glued boundaries and semicolons; each keeps at least
     one content token (a bare "Yes." is no claim)."""
     parts: list[str] = []
-    for sentence in split_sentences(normalise(text)):
+    # Split before normalising: NFKC turns the full-width "？！" into "?!", which the splitter would
+    # then honour only before whitespace.
+    for sentence in split_sentences(text):
         for piece in _GLUED.split(sentence):
             parts.extend(p.strip() for p in _CLAUSE.split(piece))
     return [p for p in parts if p and content_tokens(p)]
