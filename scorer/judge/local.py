@@ -178,8 +178,9 @@ def _hashed_bag(text: str) -> np.ndarray:
 
 def _coverage(tokens: list[str], available: frozenset[str]) -> float:
     """Share of the statement's words that the contexts contain, times the share of its numbers
-    that they contain: numbers are decisive, so one wrong date or amount cannot be outvoted by the
-    words around it ("launched on 30 August 2023" vs "30 July 2023" keeps only half)."""
+    that they contain: numbers are decisive, so a wrong year or amount cannot be outvoted by the
+    words around it; a wrong month or weekday ("Monday, 30 August" vs "Sunday, 30 July") counts
+    as a missing word."""
     words = [t for t in tokens if not is_decisive(t)]
     numbers = [t for t in tokens if is_decisive(t)]
     if not tokens:
