@@ -504,3 +504,18 @@ def test_openinference_traces_scored_by_ragpulse_up(tmp_path: Path) -> None:
         assert proc.value("ragpulse_metric_failures_total") == 0
     finally:
         assert proc.stop() == 0
+
+
+def test_ragpulse_up_shutdown_assembles_buffered_traces(tmp_path: Path) -> None:
+    """SIGTERM before the grace period ends: the buffered trace still becomes a published record."""
+    settings = {"extract": {"assembly": {"grace_s": 60, "timeout_s": 120}}, "log_level": "debug"}
+    proc = RagpulseProcess(tmp_path, settings)
+    try:
+        _run_langchain_app("openinference", proc.http, chat=False, service="late-shop")
+        proc.wait_for("ragpulse_assembly_pending_traces", 1)
+        assert proc.value("ragpulse_records_received_total") == 0
+    finally:
+        assert proc.stop() == 0
+    log = proc.log()
+    assert "from late-shop published" in log and "'drained': True" in log
+    assert QUESTION not in log and ANSWER not in log

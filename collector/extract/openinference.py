@@ -35,7 +35,8 @@ OUTPUT_VALUE = "output.value"
 
 
 def wants(span: TraceSpan) -> bool:
-    return SPAN_KIND in span.attributes
+    # EMBEDDING spans carry whole vectors and are never read (nor ancestors of what is read).
+    return SPAN_KIND in span.attributes and _kind(span) != "EMBEDDING"
 
 
 def _kind(span: TraceSpan) -> str:
