@@ -30,7 +30,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge
@@ -65,7 +65,8 @@ class DriftConfig:
     confidence: float = 0.95
     # Services tracked at most (further services share the "other" detector); bounds memory.
     max_services: int = 200
-    metrics: tuple[str, ...] = METRIC_NAMES
+    # Metrics watched for drift (a list, so the YAML config can set it).
+    metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
 
     def __post_init__(self) -> None:
         if self.confidence not in _Z:
