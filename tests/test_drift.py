@@ -174,3 +174,33 @@ def test_weights_make_the_baseline_the_population_mean():
     labels = {"service": "svc", "metric": "faithfulness"}
     assert abs(registry.get_sample_value("ragpulse_score_baseline_mean", labels) - 0.55) < 1e-4
     assert abs(registry.get_sample_value("ragpulse_score_current_mean", labels) - 0.55) < 1e-9
+
+
+# --- scorer/history.py: the page's bounded history (here for want of a file of its own) -------
+
+def test_history_is_bounded_and_worst_records_churn():
+    from ragpulse.scorer.history import History
+
+    now = [1_000_000.0]
+    registry = CollectorRegistry()
+    history = History(registry, minutes=5, max_services=2, worst_per_service=3, worst_window=10,
+                      clock=lambda: now[0])
+    for i in range(30):
+        now[0] += 60  # one record per minute: only the last 5 minutes stay
+        rec = Record(trace_id=f"t{i}", span_id="s", service="svc", question="q", contexts=["c"], answer="a",
+                     time_unix_nano=0, sampling=Sampling(0.5, 2.0, "test"), route="/faq", model="m")
+        history.on_scores(rec, {"faithfulness": 1.0 - i / 100, "answer_relevancy": 0.5}, {})
+    series = history.series()["svc"]
+    assert len(series["t"]) == 5 and series["records"] == [1] * 5
+    assert series["mean"]["faithfulness"][-1] == 1.0 - 29 / 100
+    # Beyond max_services, further services are not tracked.
+    for name in ("b", "c"):
+        history.on_scores(record(name), {"faithfulness": 1.0}, {})
+    assert set(history.series()) == {"svc", "b"}
+    # Worst records: only the 3 lowest of the last 10 are exported; evicted ids are removed.
+    worst = {s.labels["record_id"]: s.value for f in registry.collect() if f.name == "ragpulse_recent_worst_score"
+             for s in f.samples if s.labels["service"] == "svc"}
+    assert set(worst) == {"t29-s", "t28-s", "t27-s"}
+    weight = registry.get_sample_value("ragpulse_segment_score_weight_total",
+                                       {"service": "svc", "route": "/faq", "model": "m", "metric": "faithfulness"})
+    assert weight == 60.0
