@@ -8,6 +8,7 @@ redelivery, never a loss.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import threading
 import time
@@ -145,8 +146,12 @@ class Worker:
         self._scores.publish(record.id, self._message(record, outcomes, elapsed))
         values = {name: o.value for name, o in outcomes.items() if o.value is not None}
         detail = {name: o.detail for name, o in outcomes.items()}
+        # Observers export labels too: they see the same bounded service and route as our families.
+        bounded = dataclasses.replace(
+            record, service=self._service_label(record.service), route=self._route_label(record.route)
+        )
         for observer in self._observers:
-            observer.on_scores(record, values, detail)
+            observer.on_scores(bounded, values, detail)
 
     def _dead_letter(self, delivery: Delivery, reason: str, detail: str, attempts: int) -> None:
         self._dead_letters.publish(delivery.value, reason, detail, attempts)
