@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Installs everything the tests need on a fresh machine, then runs them.
-# Python packages go into .venv; the Kafka broker jars come from Maven Central; Prometheus,
-# promtool and Chromium come from Debian's packages; the local LLM server builds into .venv-llm.
-# Set RAGPULSE_SKIP_INSTALL=1 to only run the tests.
+# Installs everything the tests need on a fresh Debian machine, then runs them:
+#   - Python packages into .venv (ragpulse itself plus the test extra),
+#   - Prometheus + promtool and Chromium from Debian's packages (needs root),
+#   - the Apache Kafka broker jars from Maven Central (deploy/kafka/fetch.sh),
+#   - the llama.cpp OpenAI-compatible server and its GGUF model into .venv-llm
+#     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after).
+# RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
 if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
+  missing=()
+  for pair in prometheus:prometheus promtool:prometheus chromium:chromium; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  # Japanese labels in the live page's screenshot need a CJK font.
+  [ -d /usr/share/fonts/opentype/noto ] || missing+=(fonts-noto-cjk)
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[test]'
+  bash deploy/kafka/fetch.sh
+  bash deploy/llm/install.sh
+  # Installed: the real-server tests must run, not skip.
+  export RAGPULSE_REQUIRE_LLM=1
 fi
 
 exec .venv/bin/python -m pytest -q "$@"
