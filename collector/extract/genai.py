@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragpulse.collector.extract.multispan import Assembled, TraceSpan, by_start, decode_json, document_text, unique
-from ragpulse.collector.extract.triple import Triple
-from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+from ragpulse.collector.extract.triple import make_triple
 
 OPERATION = "gen_ai.operation.name"
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -73,14 +72,5 @@ def assemble(spans: list[TraceSpan]) -> Assembled | None:
     if not question:
         return None
     attrs = span.attributes
-    return Assembled(
-        Triple(
-            question=question,
-            contexts=contexts,
-            answer=answer,
-            route=str(attrs.get("rag.route", "")),
-            model=str(attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or ""),
-            attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
-        ),
-        span,
-    )
+    model = str(attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or "")
+    return Assembled(make_triple(question, contexts, answer, model, attrs), span)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragpulse.collector.extract.triple import ExtractRejection, Triple, string_list
-from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+from ragpulse.collector.extract.triple import ExtractRejection, Triple, make_triple, string_list
 
 QUESTION = "rag.question"
 CONTEXTS = "rag.contexts"
@@ -25,11 +24,5 @@ def extract_native(attrs: dict[str, Any]) -> Triple | None:
     if not isinstance(answer, str) or not answer.strip():
         raise ExtractRejection("empty_answer", f"{ANSWER} must be a non-empty string")
     contexts = string_list(attrs[CONTEXTS], CONTEXTS)
-    return Triple(
-        question=question,
-        contexts=contexts,
-        answer=answer,
-        route=str(attrs.get("rag.route", "")),
-        model=str(attrs.get("rag.model") or attrs.get("gen_ai.request.model") or ""),
-        attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
-    )
+    model = str(attrs.get("rag.model") or attrs.get("gen_ai.request.model") or "")
+    return make_triple(question, contexts, answer, model, attrs)

@@ -26,8 +26,7 @@ from ragpulse.collector.extract.multispan import (
     topmost_ancestor,
     unique,
 )
-from ragpulse.collector.extract.triple import Triple
-from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+from ragpulse.collector.extract.triple import make_triple
 
 SPAN_KIND = "openinference.span.kind"
 INPUT_VALUE = "input.value"
@@ -85,15 +84,4 @@ def assemble(spans: list[TraceSpan]) -> Assembled | None:
         return None
     model = next((str(s.attributes["llm.model_name"]) for s in reversed(llms) if s.attributes.get("llm.model_name")),
                  "")
-    attrs = record_span.attributes
-    return Assembled(
-        Triple(
-            question=question,
-            contexts=contexts,
-            answer=answer,
-            route=str(attrs.get("rag.route", "")),
-            model=model,
-            attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
-        ),
-        record_span,
-    )
+    return Assembled(make_triple(question, contexts, answer, model, record_span.attributes), record_span)

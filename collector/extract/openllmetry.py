@@ -33,8 +33,7 @@ from ragpulse.collector.extract.multispan import (
     topmost_ancestor,
     unique,
 )
-from ragpulse.collector.extract.triple import Triple
-from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+from ragpulse.collector.extract.triple import make_triple
 
 SPAN_KIND = "traceloop.span.kind"
 ENTITY_INPUT = "traceloop.entity.input"
@@ -110,15 +109,4 @@ def assemble(spans: list[TraceSpan]) -> Assembled | None:
         return None
     model = next((str(m) for s in reversed(llms)
                   if (m := s.attributes.get("gen_ai.response.model") or s.attributes.get("gen_ai.request.model"))), "")
-    attrs = record_span.attributes
-    return Assembled(
-        Triple(
-            question=question,
-            contexts=contexts,
-            answer=answer,
-            route=str(attrs.get("rag.route", "")),
-            model=model,
-            attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
-        ),
-        record_span,
-    )
+    return Assembled(make_triple(question, contexts, answer, model, record_span.attributes), record_span)

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+
 
 class ExtractRejection(Exception):
     """The span carries RAG attributes that cannot make a record. `reason` labels the counter;
@@ -25,6 +27,18 @@ class Triple:
     route: str = ""
     model: str = ""
     attributes: dict[str, Any] = field(default_factory=dict)
+
+
+def make_triple(question: str, contexts: list[str], answer: str, model: str, attrs: dict[str, Any]) -> Triple:
+    """A triple with the route and the allow-listed attributes taken from the span that answered."""
+    return Triple(
+        question=question,
+        contexts=contexts,
+        answer=answer,
+        route=str(attrs.get("rag.route", "")),
+        model=model,
+        attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
+    )
 
 
 def string_list(value: Any, key: str) -> list[str]:
