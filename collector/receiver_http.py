@@ -8,8 +8,7 @@ wrong, 503 with Retry-After when the bus pushes back so the exporter retries.
 from __future__ import annotations
 
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -20,29 +19,17 @@ from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, deco
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.telemetry import CollectorMetrics
 
+from ragpulse.http_background import BackgroundHTTPServer
+
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"
 
 
-class OtlpHttpReceiver:
+class OtlpHttpReceiver(BackgroundHTTPServer):
     def __init__(
         self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
     ) -> None:
-        handler = _handler_class(pipeline, metrics, max_request_bytes)
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-http", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(host, port, _handler_class(pipeline, metrics, max_request_bytes), "otlp-http")
 
 
 def _handler_class(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
+
+from ragpulse.http_background import BackgroundHTTPServer
 
 log = logging.getLogger(__name__)
 
@@ -16,22 +17,9 @@ log = logging.getLogger(__name__)
 PageHandler = Callable[[str], "tuple[int, str, bytes] | None"]
 
 
-class ScorerHttpServer:
+class ScorerHttpServer(BackgroundHTTPServer):
     def __init__(self, host: str, port: int, registry: CollectorRegistry, page: PageHandler | None = None) -> None:
-        self._server = ThreadingHTTPServer((host, port), _handler_class(registry, page))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="metrics-http", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(host, port, _handler_class(registry, page), "metrics-http")
 
 
 def _handler_class(registry: CollectorRegistry, page: PageHandler | None) -> type[BaseHTTPRequestHandler]:
