@@ -110,8 +110,14 @@ def test_every_record_is_accounted_for_across_two_scorers(kafka_broker, kafka_co
         assert all(p.value("ragpulse_records_scored_total") > 0 for p in scorers), "one scorer did all"
         assert collector.value("ragpulse_kafka_messages_delivered_total") == len(sent)
 
-        in_topic = scored_trace_ids(kafka_broker, cfg, len(sent) + 1, timeout_s=5)
-        assert len(in_topic) == len(sent) and sorted(in_topic) == sorted(sent)
+        messages = [json.loads(m.value) for m in kafka_broker.read(cfg.scores_topic, len(sent) + 1, timeout_s=5)]
+        assert sorted(m["trace_id"] for m in messages) == sorted(sent)  # once each, none missing
+        message = messages[0]
+        assert message["record_id"].startswith(message["trace_id"])
+        assert message["judge"]["name"] == "local" and message["judge"]["model"]
+        assert {"prompt_tokens", "completion_tokens"} <= set(message["usage"]) and message["latency_s"] >= 0
+        verdicts = message["metrics"]["faithfulness"]["detail"]["statements"]
+        assert verdicts and {"statement", "verdict"} <= set(verdicts[0])
         dead_letters = [json.loads(m.value) for m in kafka_broker.read(cfg.dlq_topic, 4, timeout_s=5)]
         assert sorted(d["reason"] for d in dead_letters) == sorted(["invalid_json", "unsupported_version",
                                                                    "invalid_json"])
@@ -171,6 +177,68 @@ def test_broker_restart_mid_stream_loses_nothing_and_the_collector_recovers(
         assert collector.value("ragpulse_otlp_requests_total", outcome="ok") == len(sent)
     finally:
         stop_all([collector, *scorers])
+
+
+def otlp_body(trace: int) -> bytes:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    rs.resource.attributes.append(KeyValue(key="service.name", value=AnyValue(string_value="shop")))
+    span = rs.scope_spans.add().spans.add(trace_id=trace.to_bytes(16, "big"), span_id=trace.to_bytes(8, "big"),
+                                          name="rag", start_time_unix_nano=1, end_time_unix_nano=2)
+    contexts = ArrayValue(values=[AnyValue(string_value=c) for c in CONTEXTS])
+    span.attributes.extend([KeyValue(key="rag.question", value=AnyValue(string_value="人口は？")),
+                            KeyValue(key="rag.contexts", value=AnyValue(array_value=contexts)),
+                            KeyValue(key="rag.answer", value=AnyValue(string_value="約1400万人です。"))])
+    return request.SerializeToString()
+
+
+def test_collector_answers_retry_later_when_its_buffer_is_full_and_kafka_is_down(
+        kafka_broker, kafka_config: KafkaConfig, tmp_path: Path) -> None:
+    """Fault injected: the broker is stopped; the collector's bounded buffer fills up."""
+    import http.client
+
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    cfg = kafka_config
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    config = settings(cfg)
+    config["bus"]["kafka"]["buffer_records"] = 5
+    collector = KafkaProcess(tmp_path, "collector", config).wait_ready()
+    host, port = collector.http.rsplit(":", 1)
+    try:
+        kafka_broker.stop()
+        try:
+            statuses = []
+            for trace in range(1, 8):
+                conn = http.client.HTTPConnection(host, int(port), timeout=30)
+                conn.request("POST", "/v1/traces", otlp_body(trace), {"Content-Type": "application/x-protobuf"})
+                response = conn.getresponse()
+                response.read()
+                statuses.append((response.status, response.getheader("Retry-After")))
+                conn.close()
+            assert [s for s, _ in statuses] == [200] * 5 + [503, 503]
+            assert int(statuses[-1][1]) >= 1
+            with grpc.insecure_channel(collector.grpc) as channel:
+                stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.Export(trace_service_pb2.ExportTraceServiceRequest.FromString(otlp_body(9)), timeout=30)
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert collector.value("ragpulse_kafka_publish_refused_total", reason="buffer_full") == 3
+            assert collector.value("ragpulse_otlp_requests_total", outcome="retry_later") == 3
+        finally:
+            kafka_broker.start()
+        # Kafka is back: the buffered five are delivered, and the refused ones are taken on retry.
+        wait_until(lambda: collector.value("ragpulse_kafka_messages_delivered_total") == 5, 60, "the buffer")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", "/v1/traces", otlp_body(6), {"Content-Type": "application/x-protobuf"})
+        assert conn.getresponse().status == 200
+        wait_until(lambda: collector.value("ragpulse_kafka_messages_delivered_total") == 6, 30, "the retried one")
+    finally:
+        collector.stop()
 
 
 def test_malformed_message_goes_to_the_dlq_and_the_group_keeps_going(kafka_broker, kafka_config: KafkaConfig,
