@@ -7,6 +7,7 @@ Each request takes the next step of `script` (the last step repeats):
   500           HTTP 500
   400_schema    HTTP 400 naming response_format to any request that sends a schema (an endpoint with
                 plain JSON mode only)
+  500_schema    the same as a 500, as llama-cpp-python's server reports it
   timeout       waits `delay_s` before answering (longer than the client's timeout)
   slow_stream   sends the headers, then the body one byte every `delay_s / 20`
   malformed     HTTP 200 whose message content is not JSON
@@ -77,9 +78,10 @@ class FaultInjectingOpenAIServer:
             return _send(h, 429, {"error": {"message": "rate limited"}}, {"Retry-After": self.retry_after})
         if step == "500":
             return _send(h, 500, {"error": {"message": "boom"}})
-        if step == "400_schema":
+        if step in ("400_schema", "500_schema"):
             if "schema" in json.dumps(body.get("response_format", {})):
-                return _send(h, 400, {"error": {"message": "response_format json_schema is not supported"}})
+                status = int(step[:3])
+                return _send(h, status, {"error": {"message": "response_format json_schema is not supported"}})
             step = "ok"
         if step == "timeout":
             time.sleep(self.delay_s)

@@ -165,8 +165,9 @@ def test_malformed_output_repaired(server):
     assert judge.statements(record(), Usage()) == ["Paris is the capital of France.", "It has 2 million people."]
 
 
-def test_json_schema_rejected_falls_back_to_json_mode(server):
-    server.set_script("400_schema")
+@pytest.mark.parametrize("step", ["400_schema", "500_schema"])
+def test_json_schema_rejected_falls_back_to_json_mode(server, step):
+    server.set_script(step)
     judge = make_judge(server)
     assert judge.statements(record(), Usage())
     assert server.requests[-1]["body"]["response_format"] == {"type": "json_object"}

@@ -596,7 +596,10 @@ class OpenAIJudge:
         except openai.RateLimitError as exc:
             raise _Retryable("rate_limited", "429", _retry_after(exc.response)) from None
         except openai.APIStatusError as exc:
-            status = exc.status_code
+            status, text = exc.status_code, _error_text(exc)
+            # A rejected optional feature; llama-cpp-python's server reports it as a 500.
+            if status not in (401, 403, 404, 408, 429) and re.search(r"response_format|logprob", text, re.I):
+                raise _Unsupported(f"{status} {text}") from None
             if status >= 500 or status == 408:
                 reason = "timeout" if status in (408, 504) else "http_5xx"
                 raise _Retryable(reason, str(status), _retry_after(exc.response)) from None
@@ -604,7 +607,7 @@ class OpenAIJudge:
                 raise JudgeError("auth_error", str(status)) from None
             if status == 404:
                 raise JudgeError("not_found", f"404 (model {self._model_param!r}?)") from None
-            raise _Unsupported(f"{status} {_error_text(exc)}") from None
+            raise _Unsupported(f"{status} {text}") from None
         except (openai.APITimeoutError, httpx.TimeoutException):
             raise _Retryable("timeout", f"no reply within {self.config.timeout_s} s") from None
         except (openai.APIConnectionError, httpx.TransportError) as exc:
