@@ -160,12 +160,18 @@ def fresh_records(path: Path, limit: int | None) -> list[RecordText]:
 
 
 def records_per_second(
-    make_judge: Callable[[], Judge], path: Path, limit: int | None, repeat: int, usage: Usage | None = None
+    make_judge: Callable[[], Judge],
+    path: Path,
+    limit: int | None,
+    repeat: int,
+    usage: Usage | None = None,
+    values: list[tuple[str, float | None]] | None = None,
 ) -> float:
     """Throughput of one record scored on all three metrics (the production path), median of
     `repeat` passes. Each pass gets a new judge and new records, so sharing within a record counts
     but no cache warmed by an earlier pass does (production rarely sees the same text twice).
-    `usage`, if given, accumulates what the first pass cost (judge calls, tokens, seconds)."""
+    `usage`, if given, accumulates what the first pass cost (judge calls, tokens, seconds), and
+    `values` collects the first pass's scores (record by record, metric by metric)."""
     rates = []
     for i in range(repeat):
         judge = make_judge()
@@ -173,18 +179,20 @@ def records_per_second(
         start = time.perf_counter()
         for rec in recs:
             for metric in METRIC_ORDER:
-                metric_usage = Usage()
+                metric_usage, value = Usage(), None
                 try:
-                    METRICS[metric](judge, rec, metric_usage)
+                    value, _ = METRICS[metric](judge, rec, metric_usage)
                 except (MetricFailure, JudgeError):
                     pass
                 if usage is not None and i == 0:
                     usage.add(metric_usage)
+                if values is not None and i == 0:
+                    values.append((metric, value))
         rates.append(len(recs) / (time.perf_counter() - start))
     return statistics.median(rates)
 
 
-def cost_lines(usage: Usage, records: int, tallies: list[Tally]) -> list[str]:
+def cost_lines(usage: Usage, records: int, tallies: list[Tally], rescored: list[tuple[str, float | None]]) -> list[str]:
     per = max(records, 1)
     nan = sum(1 for t in tallies for _, v in t.values if v is not None and v != v)
     lines = [
@@ -194,6 +202,14 @@ def cost_lines(usage: Usage, records: int, tallies: list[Tally]) -> list[str]:
         f"{usage.cost_usd / per:.6f} USD",
         f"NaN scores: {nan}",
     ]
+    # The timing pass re-scores, with a fresh judge, each row's (question, context_v1, answer): the
+    # better side of every pair of the first agreement run, in the same metric order.
+    first = [v for i, v in enumerate(tallies[0].values) if i % 2 == 0]
+    if len(first) == len(rescored):
+        lines.append(
+            "re-scored by a fresh judge (same records): max score spread "
+            + ", ".join(f"{m} {v:.3f}" for m, v in spread([Tally(values=first), Tally(values=rescored)]).items())
+        )
     if len(tallies) > 1:
         agree = {m: sorted(t.agree[m] / max(t.total[m], 1) for t in tallies) for m in METRIC_ORDER}
         lines.append(
@@ -244,10 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - start
     tallies = [evaluate(judge, load_pairs(args.data, args.limit))]
     tallies += [evaluate(JUDGES[args.judge](args), load_pairs(args.data, args.limit)) for _ in range(args.runs - 1)]
-    usage = Usage()
-    rate = records_per_second(lambda: JUDGES[args.judge](args), args.data, args.limit, args.repeat, usage)
+    usage, rescored = Usage(), []
+    rate = records_per_second(lambda: JUDGES[args.judge](args), args.data, args.limit, args.repeat, usage, rescored)
     print(report(judge, tallies[0], rate, load_s))
-    print("\n".join(cost_lines(usage, len(fresh_records(args.data, args.limit)), tallies)))
+    print("\n".join(cost_lines(usage, len(fresh_records(args.data, args.limit)), tallies, rescored)))
     return 0
 
 

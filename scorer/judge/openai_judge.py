@@ -55,6 +55,7 @@ _FORMATS = ("auto", "json_schema", "json_object")
 # auto: the strongest structured-output form the endpoint accepts, stepping down on a 4xx that
 # names it.
 _FORMAT_FALLBACK = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
+_ENDPOINT_FEATURES: dict[tuple[str | None, str], dict[str, Any]] = {}
 
 
 @dataclass
@@ -334,8 +335,14 @@ class OpenAIJudge:
         self._price = config.prices.get(config.model)
         self.budget = Budget(config.budget_usd, config.budget_window)
         self._cache = _LRU(config.cache_size)
-        self._format = "json_schema" if config.response_format == "auto" else config.response_format
-        self._logprobs = config.use_logprobs != "off"
+        # What the endpoint turned out to support, learnt once per process and endpoint.
+        self._endpoint = _ENDPOINT_FEATURES.setdefault(
+            (config.base_url, self._model_param),
+            {
+                "format": "json_schema" if config.response_format == "auto" else config.response_format,
+                "logprobs": config.use_logprobs != "off",
+            },
+        )
         # Counters for the scorer's Prometheus families: requests by outcome, failures by reason.
         self.requests: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
@@ -382,7 +389,11 @@ class OpenAIJudge:
         if self.config.embedding_model is None:
             if self._fallback_embedder is None:
                 raise JudgeError("no_embedder", "set embedding_model or pass a fallback embedder")
-            return self._fallback_embedder.embed(texts, usage)
+            # Local work: its time counts, but `calls` stays the count of endpoint requests.
+            local = Usage()
+            vectors = self._fallback_embedder.embed(texts, local)
+            usage.seconds += local.seconds
+            return vectors
 
         def ask() -> np.ndarray:
             estimate = sum(len(t) for t in texts) // 3 + 1
@@ -486,17 +497,17 @@ class OpenAIJudge:
             }
             if self.config.seed is not None:
                 kwargs["seed"] = self.config.seed
-            if self._format == "json_schema":
+            if self._endpoint["format"] == "json_schema":
                 kwargs["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {"name": task, "schema": schema, "strict": True},
                 }
-            elif self._format == "json_object_schema":
+            elif self._endpoint["format"] == "json_object_schema":
                 # JSON mode plus the schema as llama.cpp's and vLLM's servers take it (a grammar).
                 kwargs["response_format"] = {"type": "json_object", "schema": schema}
             else:
                 kwargs["response_format"] = {"type": "json_object"}
-            if self._logprobs:
+            if self._endpoint["logprobs"]:
                 kwargs["logprobs"], kwargs["top_logprobs"] = True, 5
             estimate = len(_data(messages)) // 3 + max_tokens
             try:
@@ -520,14 +531,14 @@ class OpenAIJudge:
         lowered = detail.lower()
         if (
             self.config.response_format == "auto"
-            and self._format in _FORMAT_FALLBACK
+            and self._endpoint["format"] in _FORMAT_FALLBACK
             and ("response_format" in lowered or "schema" in lowered)
         ):
-            self._format = _FORMAT_FALLBACK[self._format]
-            log.warning("judge endpoint rejected the response format; now using %s", self._format)
+            self._endpoint["format"] = _FORMAT_FALLBACK[self._endpoint["format"]]
+            log.warning("judge endpoint rejected the response format; now using %s", self._endpoint["format"])
             return True
-        if self.config.use_logprobs == "auto" and self._logprobs and "logprob" in lowered:
-            self._logprobs = False
+        if self.config.use_logprobs == "auto" and self._endpoint["logprobs"] and "logprob" in lowered:
+            self._endpoint["logprobs"] = False
             log.warning("judge endpoint rejected logprobs; using hard verdicts")
             return True
         return False
