@@ -241,6 +241,39 @@ def test_collector_answers_retry_later_when_its_buffer_is_full_and_kafka_is_down
         collector.stop()
 
 
+@pytest.mark.parametrize("encoding", ["otlp_proto", "otlp_json"])
+def test_collector_takes_spans_from_the_otel_collectors_kafka_topic(
+        kafka_broker, kafka_config: KafkaConfig, tmp_path: Path, encoding: str) -> None:
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    cfg = kafka_config
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    otlp_topic = kafka_broker.create_topic(kafka_broker.topic("otlp_spans"), partitions=2)
+    config = settings(cfg)
+    config["bus"]["kafka"]["otlp_input"] = {"enabled": True, "topic": otlp_topic, "encoding": encoding,
+                                            "group_id": kafka_broker.topic("otlp-in")}
+    config["receiver"] = {"enable_grpc": False}
+    collector = KafkaProcess(tmp_path, "collector", config).wait_ready()
+    try:
+        producer = KafkaProducer(bootstrap_servers=cfg.bootstrap_servers)
+        for trace in range(1, 31):  # as the OTel Collector's kafka exporter writes them
+            body = otlp_body(trace)
+            if encoding == "otlp_json":
+                doc = json_format.MessageToDict(ExportTraceServiceRequest.FromString(body))
+                span = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+                span["traceId"], span["spanId"] = f"{trace:032x}", f"{trace:016x}"  # OTLP/JSON: hex ids
+                body = json.dumps(doc).encode()
+            producer.send(otlp_topic, value=body)
+        producer.flush()
+        producer.close()
+        records = [Record.from_json(m.value) for m in kafka_broker.read(cfg.records_topic, 31, timeout_s=10)]
+        assert sorted(r.trace_id for r in records) == sorted(f"{t:032x}" for t in range(1, 31))
+        assert collector.value("ragpulse_spans_received_total", transport="kafka") == 30
+    finally:
+        collector.stop()
+
+
 def test_malformed_message_goes_to_the_dlq_and_the_group_keeps_going(kafka_broker, kafka_config: KafkaConfig,
                                                                     tmp_path: Path) -> None:
     cfg = kafka_config
