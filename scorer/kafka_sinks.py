@@ -14,7 +14,12 @@ from typing import Any
 
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
-from ragpulse.collector.kafka_publisher import KafkaProducerMetrics, failure_reason, producer_config
+from ragpulse.collector.kafka_publisher import (
+    RECORD_FRAMING_BYTES,
+    KafkaProducerMetrics,
+    failure_reason,
+    producer_config,
+)
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink, dead_letter_envelope, scores_json
 
 from ragpulse.config import KafkaConfig
@@ -22,9 +27,14 @@ from ragpulse.config import KafkaConfig
 log = logging.getLogger(__name__)
 
 
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 class KafkaSinks:
     def __init__(self, kafka: KafkaConfig, metrics: KafkaProducerMetrics) -> None:
         self._metrics = metrics
+        self.max_value_bytes = kafka.max_message_bytes - RECORD_FRAMING_BYTES
         self._producer = KafkaProducer(**producer_config(kafka, "scorer"))
         self._failed = False
         self._scores_topic = kafka.scores_topic
@@ -94,7 +104,13 @@ class KafkaDeadLetterSink:
 
     def publish(self, payload: bytes, reason: str, detail: str, attempts: int) -> None:
         envelope = dead_letter_envelope(payload, reason, detail, attempts)
-        value = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        value = _encode(envelope)
+        while len(value) > self._sinks.max_value_bytes:
+            # A record near the size limit grows when quoted inside the envelope; a dead letter
+            # that keeps the reason and most of the payload beats one the broker refuses.
+            envelope["payload"] = envelope["payload"][: len(envelope["payload"]) * 9 // 10]
+            envelope["payload_truncated"] = True
+            value = _encode(envelope)
         self._sinks.send(self._topic, None, value, [("reason", reason.encode("utf-8"))])
         if self._also is not None:
             self._also.publish(payload, reason, detail, attempts)

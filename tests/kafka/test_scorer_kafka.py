@@ -153,3 +153,19 @@ def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: Kaf
     assert registry.get_sample_value("ragpulse_kafka_consumer_lag",
                                      {"topic": cfg.records_topic, "partition": "0"}) == consumer.depth()
     consumer.close()
+
+
+def test_a_dead_letter_too_large_for_a_message_keeps_its_reason_and_a_cut_payload(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, max_message_bytes=20_000)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    sinks = KafkaSinks(cfg, KafkaProducerMetrics(CollectorRegistry()))
+    record = json.dumps({"answer": '"quoted"' * 1900}).encode()  # fits a message, not once escaped
+    assert len(record) < 20_000
+    sinks.dead_letter_sink().publish(record, "scoring_error", "boom", 3)
+    assert sinks.flush(10)
+    sinks.close()
+    (dead,) = kafka_broker.read(cfg.dlq_topic, 1)
+    envelope = json.loads(dead.value)
+    assert envelope["reason"] == "scoring_error" and envelope["payload_truncated"] is True
+    assert record.decode().startswith(envelope["payload"]) and len(dead.value) <= 20_000
