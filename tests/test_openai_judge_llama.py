@@ -79,10 +79,12 @@ def score(judge: OpenAIJudge, rec: RecordText) -> tuple[dict[str, float | str], 
 
 def test_real_server_scores_english_and_japanese(judge):
     results = {key: score(judge, RecordText(r.question, r.contexts, r.answer)) for key, r in RECORDS.items()}
-    for key, (scores, usage) in results.items():
+    for i, (key, (scores, usage)) in enumerate(results.items()):
         print(key, scores, usage)
-        # At most 3 LLM calls for all three metrics (the local embedder's work is not a call).
-        assert usage.calls <= 3, key
+        # At most 3 LLM calls for all three metrics (the local embedder's work is not a call); the
+        # first record may add one: llama.cpp's server rejects json_schema once, and the judge
+        # then uses JSON mode with the schema for the rest of the process.
+        assert usage.calls <= (4 if i == 0 else 3), key
         assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     for key in ("en_grounded", "en_ungrounded", "ja_grounded"):
         scores, _ = results[key]
