@@ -90,7 +90,7 @@ class CollectorPipeline:
                         self._span(service, span, now)
                     except ExtractRejection as e:
                         result.rejected_spans += 1
-                        self._metrics.records_dropped.labels(service=service, reason=e.reason).inc()
+                        self._metrics.dropped(service, e.reason).inc()
                         if len(errors) < 5:
                             errors.append(f"span {span.span_id.hex()}: {e.message}")
         self._metrics.spans.labels(transport=transport).inc(spans)
@@ -135,15 +135,16 @@ class CollectorPipeline:
 
     def _publish(self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int) -> None:
         """One triple, from a single span or an assembled trace: limit → redact → sample → publish."""
-        self._metrics.records_received.labels(service=service).inc()
+        counters = self._metrics.service(service)
+        counters.received.inc()
         _check_ids(trace_id, span_id)
         sampling = self._sampler.decide(trace_id, service)
         if sampling is None:
-            self._metrics.records_dropped.labels(service=service, reason="sampled_out").inc()
+            self._metrics.dropped(service, "sampled_out").inc()
             return
         truncated = limit_triple(triple, self._limits)
         if truncated:
-            self._metrics.records_truncated.labels(service=service).inc()
+            counters.truncated.inc()
         if self._redact is not None:
             triple = self._redact(triple)
         record = Record(
@@ -163,9 +164,9 @@ class CollectorPipeline:
         try:
             self._publisher.publish(trace_id.hex().encode("ascii"), record.to_json())
         except BusFull:
-            self._metrics.records_dropped.labels(service=service, reason="bus_full").inc()
+            self._metrics.dropped(service, "bus_full").inc()
             raise
-        self._metrics.records_sampled.labels(service=service).inc()
+        counters.sampled.inc()
         log.debug("record %s from %s published", record.id, service)
 
     def tick(self, now: float) -> None:

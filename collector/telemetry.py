@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge
+from ragpulse.collector.labels import LabelGuard
+
+
+@dataclass(frozen=True)
+class ServiceCounters:
+    received: Any
+    sampled: Any
+    truncated: Any
 
 
 class CollectorMetrics:
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: CollectorRegistry, service_label: LabelGuard | None = None) -> None:
+        # service.name comes from apps: bounded like every span value, default cap as the scorer's.
+        self._service_label = service_label or LabelGuard()
+        # labels() takes a lock and builds a tuple per call; children are looked up once per value.
+        self._services: dict[str, ServiceCounters] = {}
+        self._dropped: dict[tuple[str, str], Any] = {}
         self.requests = Counter(
             "ragpulse_otlp_requests",
             "OTLP export requests, by transport (grpc, http) and outcome (ok, invalid, retry_later).",
@@ -70,3 +86,22 @@ class CollectorMetrics:
         self.pending_bytes = Gauge(
             "ragpulse_assembly_pending_bytes", "Encoded size of the spans buffered for assembly.", registry=registry
         )
+
+    def service(self, name: str) -> ServiceCounters:
+        # Keyed by the bounded label, so the cache is as bounded as the series.
+        label = self._service_label(name)
+        counters = self._services.get(label)
+        if counters is None:
+            counters = self._services[label] = ServiceCounters(
+                received=self.records_received.labels(service=label),
+                sampled=self.records_sampled.labels(service=label),
+                truncated=self.records_truncated.labels(service=label),
+            )
+        return counters
+
+    def dropped(self, service: str, reason: str) -> Any:
+        key = (self._service_label(service), reason)
+        child = self._dropped.get(key)
+        if child is None:
+            child = self._dropped[key] = self.records_dropped.labels(service=key[0], reason=reason)
+        return child

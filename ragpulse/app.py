@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from ragpulse.collector.bus import InProcessBus, RecordConsumer, RecordPublisher
+from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_grpc import OtlpGrpcReceiver
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config, parse_endpoint
 from ragpulse.scorer.drift import DriftDetectorBank
-from ragpulse.scorer.export_prometheus import LabelGuard, ScorerMetrics
+from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge

@@ -30,10 +30,12 @@ from __future__ import annotations
 import collections
 import math
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import GaugeMetricFamily, Metric
 from ragpulse.collector.record import Record
 from ragpulse.scorer.export_prometheus import METRIC_NAMES
 
@@ -198,46 +200,59 @@ class DriftDetectorBank:
         self._detectors: dict[tuple[str, str], CusumDetector] = {}
         self._services: set[str] = set()
         self._lock = threading.Lock()
+        # Gauges are computed when Prometheus scrapes, not on every record: the detector's state
+        # (window means, interval) costs more than the update itself.
+        registry.register(self)
+
+    def collect(self) -> Iterator[Metric]:
         labels = ["service", "metric"]
-        self.g_statistic = Gauge(
-            "ragpulse_score_drift_statistic",
-            "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
-            "deviations (the larger of the downward and upward sums).",
-            labels, registry=registry)
-        self.g_alarm = Gauge(
-            "ragpulse_score_drift_alarm",
-            "1 while the drift statistic is above ragpulse_score_drift_threshold, else 0.",
-            labels, registry=registry)
-        self.g_direction = Gauge(
-            "ragpulse_score_drift_direction",
-            "-1 while a downward drift alarm is raised, +1 for an upward one, 0 otherwise.",
-            labels, registry=registry)
-        self.g_baseline = Gauge(
-            "ragpulse_score_baseline_mean",
-            "Sampling-weighted baseline mean the drift detector compares against.",
-            labels, registry=registry)
-        self.g_current = Gauge(
-            "ragpulse_score_current_mean",
-            "Sampling-weighted mean of the detector's recent window of records.",
-            labels, registry=registry)
-        self.g_lower = Gauge(
-            "ragpulse_score_current_mean_lower",
-            "Lower bound of the confidence interval of ragpulse_score_current_mean.",
-            labels, registry=registry)
-        self.g_upper = Gauge(
-            "ragpulse_score_current_mean_upper",
-            "Upper bound of the confidence interval of ragpulse_score_current_mean.",
-            labels, registry=registry)
-        self.g_samples = Gauge(
-            "ragpulse_score_drift_samples",
-            "Records seen by the drift detector; it arms at ragpulse_score_drift_min_samples.",
-            labels, registry=registry)
-        Gauge("ragpulse_score_drift_threshold",
-              "CUSUM alarm threshold h (baseline standard deviations).",
-              registry=registry).set(config.h)
-        Gauge("ragpulse_score_drift_min_samples",
-              "Records a detector needs before it can alarm.",
-              registry=registry).set(config.min_samples)
+        families = {
+            "statistic": GaugeMetricFamily(
+                "ragpulse_score_drift_statistic",
+                "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
+                "deviations (the larger of the downward and upward sums).", labels=labels),
+            "alarm": GaugeMetricFamily(
+                "ragpulse_score_drift_alarm",
+                "1 while the drift statistic is above ragpulse_score_drift_threshold, else 0.", labels=labels),
+            "direction": GaugeMetricFamily(
+                "ragpulse_score_drift_direction",
+                "-1 while a downward drift alarm is raised, +1 for an upward one, 0 otherwise.", labels=labels),
+            "baseline": GaugeMetricFamily(
+                "ragpulse_score_baseline_mean",
+                "Sampling-weighted baseline mean the drift detector compares against.", labels=labels),
+            "current": GaugeMetricFamily(
+                "ragpulse_score_current_mean",
+                "Sampling-weighted mean of the detector's recent window of records.", labels=labels),
+            "lower": GaugeMetricFamily(
+                "ragpulse_score_current_mean_lower",
+                "Lower bound of the confidence interval of ragpulse_score_current_mean.", labels=labels),
+            "upper": GaugeMetricFamily(
+                "ragpulse_score_current_mean_upper",
+                "Upper bound of the confidence interval of ragpulse_score_current_mean.", labels=labels),
+            "samples": GaugeMetricFamily(
+                "ragpulse_score_drift_samples",
+                "Records seen by the drift detector; it arms at ragpulse_score_drift_min_samples.", labels=labels),
+        }
+        for (service, metric), st in self.states().items():
+            key = [service, metric]
+            families["samples"].add_metric(key, st.samples)
+            families["current"].add_metric(key, st.current_mean)
+            families["lower"].add_metric(key, st.current_lower)
+            families["upper"].add_metric(key, st.current_upper)
+            # Before warm-up ends there is no baseline and no statistic: export none rather than
+            # a misleading 0 (a dashboard shows "no data", never a fake flat line).
+            if not st.armed:
+                continue
+            families["baseline"].add_metric(key, st.baseline_mean)
+            families["statistic"].add_metric(key, st.statistic)
+            families["alarm"].add_metric(key, 1.0 if st.alarm else 0.0)
+            families["direction"].add_metric(
+                key, -1.0 if st.direction == "down" else 1.0 if st.direction == "up" else 0.0)
+        yield from families.values()
+        yield GaugeMetricFamily("ragpulse_score_drift_threshold",
+                                "CUSUM alarm threshold h (baseline standard deviations).", value=self.cfg.h)
+        yield GaugeMetricFamily("ragpulse_score_drift_min_samples",
+                                "Records a detector needs before it can alarm.", value=self.cfg.min_samples)
 
     def _service_key(self, service: str) -> str:
         if service in self._services:
@@ -260,22 +275,6 @@ class DriftDetectorBank:
                 if det is None:
                     det = self._detectors[(service, metric)] = CusumDetector(self.cfg)
                 det.update(value, w)
-                self._export(service, metric, det.state())
-
-    def _export(self, service: str, metric: str, st: DriftState) -> None:
-        self.g_samples.labels(service, metric).set(st.samples)
-        self.g_current.labels(service, metric).set(st.current_mean)
-        self.g_lower.labels(service, metric).set(st.current_lower)
-        self.g_upper.labels(service, metric).set(st.current_upper)
-        # Before warm-up ends there is no baseline and no statistic: export none rather than a
-        # misleading 0 (a dashboard shows "no data", never a fake flat line).
-        if not st.armed:
-            return
-        self.g_baseline.labels(service, metric).set(st.baseline_mean)
-        self.g_statistic.labels(service, metric).set(st.statistic)
-        self.g_alarm.labels(service, metric).set(1.0 if st.alarm else 0.0)
-        self.g_direction.labels(service, metric).set(
-            -1.0 if st.direction == "down" else 1.0 if st.direction == "up" else 0.0)
 
     def states(self) -> dict[tuple[str, str], DriftState]:
         with self._lock:

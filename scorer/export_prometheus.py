@@ -6,37 +6,11 @@ unitless ratios in [0, 1]. Label values that come from spans pass through a Labe
 
 from __future__ import annotations
 
-import threading
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy")
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
 JUDGE_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
-
-
-class LabelGuard:
-    """Bounds the label values that come from spans: an allow-list if configured, otherwise the
-    first `cap` distinct values; everything else becomes `other` so a noisy app cannot explode
-    Prometheus's series count."""
-
-    def __init__(self, allow: tuple[str, ...] = (), cap: int = 50) -> None:
-        self._allow = frozenset(allow)
-        self._cap = cap
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, value: str) -> str:
-        value = value or "unknown"
-        if self._allow:
-            return value if value in self._allow else "other"
-        with self._lock:
-            if value in self._seen:
-                return value
-            if len(self._seen) < self._cap:
-                self._seen.add(value)
-                return value
-        return "other"
 
 
 class ScorerMetrics:

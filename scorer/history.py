@@ -16,15 +16,18 @@ Three things, each with a fixed memory bound:
 from __future__ import annotations
 
 import collections
+import heapq
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import GaugeMetricFamily, Metric
+from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.record import Record
-from ragpulse.scorer.export_prometheus import LabelGuard
 
 
 @dataclass
@@ -71,10 +74,11 @@ class History:
         self._series: dict[str, collections.deque[MinuteBucket]] = {}
         # Per service, the last `worst_window` (score, record) of the worst metric, oldest first.
         self._recent: dict[str, collections.deque[WorstRecord]] = {}
-        self._exported_worst: dict[str, set[tuple[str, str, str]]] = {}
         self._route = LabelGuard(cap=label_cap)
         self._model = LabelGuard(cap=label_cap)
-        self._seg_sum = self._seg_weight = self._worst_gauge = None
+        self._seg_sum = self._seg_weight = None
+        # labels() costs a lock and a tuple per call; the bounded label sets make a cache safe.
+        self._seg_children: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
         if registry is not None:
             seg_labels = ["service", "route", "model", "metric"]
             self._seg_sum = Counter(
@@ -86,11 +90,8 @@ class History:
                 "ragpulse_segment_score_weight",
                 "Sum of adjusted counts of scored records per service, route, model and metric.",
                 seg_labels, registry=registry)
-            self._worst_gauge = Gauge(
-                "ragpulse_recent_worst_score",
-                f"The lowest {worst_metric} scores among each service's recent records, by record id "
-                "(a bounded, churning set: look the id up on the live page or the scores topic).",
-                ["service", "route", "model", "record_id"], registry=registry)
+            # The worst records are ranked when Prometheus scrapes, not on every record.
+            registry.register(self)
 
     def _service_key(self, service: str) -> str | None:
         if service in self._series or len(self._series) < self.max_services:
@@ -117,13 +118,17 @@ class History:
                 if value < self.bad_threshold.get(metric, -1.0):
                     bucket.bad[metric] = bucket.bad.get(metric, 0) + 1
                 if self._seg_sum is not None and self._seg_weight is not None:
-                    self._seg_sum.labels(service, route, model, metric).inc(w * value)
-                    self._seg_weight.labels(service, route, model, metric).inc(w)
+                    key = (service, route, model, metric)
+                    children = self._seg_children.get(key)
+                    if children is None:
+                        children = self._seg_children[key] = (
+                            self._seg_sum.labels(*key), self._seg_weight.labels(*key))
+                    children[0].inc(w * value)
+                    children[1].inc(w)
             worst_value = values.get(self.worst_metric)
             if worst_value is not None and self.worst_per_service > 0:
                 recent = self._recent.setdefault(service, collections.deque(maxlen=self._worst_window))
                 recent.append(WorstRecord(worst_value, record.id, route, model))
-                self._export_worst(service)
 
     def _bucket(self, service: str, minute: int) -> MinuteBucket:
         ring = self._series.setdefault(service, collections.deque())
@@ -134,17 +139,17 @@ class History:
         # A record stamped in an earlier minute than the newest bucket (clock step) joins the newest.
         return ring[-1]
 
-    def _export_worst(self, service: str) -> None:
-        if self._worst_gauge is None:
-            return
-        worst = sorted(self._recent[service], key=lambda r: r.score)[: self.worst_per_service]
-        keep = {(r.route, r.model, r.record_id): r.score for r in worst}
-        exported = self._exported_worst.setdefault(service, set())
-        for gone in exported - keep.keys():
-            self._worst_gauge.remove(service, *gone)
-        for key, score in keep.items():
-            self._worst_gauge.labels(service, *key).set(score)
-        self._exported_worst[service] = set(keep)
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "ragpulse_recent_worst_score",
+            f"The lowest {self.worst_metric} scores among each service's recent records, by record id "
+            "(a bounded, churning set: look the id up on the live page or the scores topic).",
+            labels=["service", "route", "model", "record_id"])
+        with self._lock:
+            for service, recent in self._recent.items():
+                for r in heapq.nsmallest(self.worst_per_service, recent, key=lambda r: r.score):
+                    family.add_metric([service, r.route, r.model, r.record_id], r.score)
+        yield family
 
     def series(self) -> dict[str, dict[str, object]]:
         """Per service: minute timestamps (unix seconds), per-metric weighted means (None where a

@@ -13,11 +13,13 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragpulse.collector.bus import Delivery, RecordConsumer
+from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.record import Record, RecordError
-from ragpulse.scorer.export_prometheus import LabelGuard, ScorerMetrics
+from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.score import MetricOutcome, RecordSkipped, metric_functions, score_text
@@ -39,19 +41,27 @@ class RecordDeduper(Protocol):
 
 
 class RollingMeans:
-    """Sampling-weighted mean of the last `window` scores per (service, metric)."""
+    """Sampling-weighted mean of the last `window` scores per (service, metric), kept as running
+    sums so an update costs the same whatever the window."""
 
     def __init__(self, window: int) -> None:
         self._window = window
         self._values: dict[tuple[str, str], collections.deque[tuple[float, float]]] = {}
+        self._sums: dict[tuple[str, str], list[float]] = {}
         self._lock = threading.Lock()
 
     def add(self, key: tuple[str, str], value: float, weight: float) -> float:
         with self._lock:
-            values = self._values.setdefault(key, collections.deque(maxlen=self._window))
+            values = self._values.setdefault(key, collections.deque())
+            sums = self._sums.setdefault(key, [0.0, 0.0])
             values.append((value, weight))
-            total = sum(w for _, w in values)
-            return sum(v * w for v, w in values) / total
+            sums[0] += value * weight
+            sums[1] += weight
+            if len(values) > self._window:
+                old_value, old_weight = values.popleft()
+                sums[0] -= old_value * old_weight
+                sums[1] -= old_weight
+            return min(1.0, max(0.0, sums[0] / sums[1]))
 
 
 class Worker:
@@ -80,6 +90,7 @@ class Worker:
         self._route_label = route_label
         self._deduper = deduper
         self._rolling = RollingMeans(config.rolling_window)
+        self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
         # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
@@ -179,30 +190,61 @@ class Worker:
             "latency_s": round(elapsed, 4),
         }
 
+    def _score_children(self, service: str, route: str, metric: str) -> _ScoreChildren:
+        """The labelled children of one (service, route, metric), looked up once: labels() takes a
+        lock and builds a tuple per call, and the label sets are bounded by the LabelGuards.
+        Created on the first score only, so a metric that always fails has no series (no 0/0)."""
+        key = (service, route, metric)
+        children = self._score_cache.get(key)
+        if children is None:
+            m = self._metrics
+            score_labels = {"service": service, "route": route} if m.with_route else {"service": service}
+            children = self._score_cache[key] = _ScoreChildren(
+                score=m.score[metric].labels(**score_labels),
+                weighted_sum=m.weighted_sum.labels(service=service, metric=metric),
+                weight=m.weight.labels(service=service, metric=metric),
+                bad_weight=m.bad_weight.labels(service=service, metric=metric),
+                rolling_mean=m.rolling_mean.labels(service=service, metric=metric),
+            )
+        return children
+
     def _export(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> None:
         m = self._metrics
         service = self._service_label(record.service)
-        score_labels = {"service": service}
-        if m.with_route:
-            score_labels["route"] = self._route_label(record.route)
+        route = self._route_label(record.route) if m.with_route else ""
         weight = record.sampling.adjusted_count
         judge = self._judge.name
+        prompt_tokens = completion_tokens = 0
+        cost = 0.0
         for name, o in outcomes.items():
             m.judge_requests.labels(judge=judge, outcome=o.error or "ok").inc()
             m.judge_latency.labels(judge=judge, metric=name).observe(o.seconds)
             m.judge_calls.labels(judge=judge, metric=name).inc(o.usage.calls)
-            m.judge_tokens.labels(judge=judge, kind="prompt").inc(o.usage.prompt_tokens)
-            m.judge_tokens.labels(judge=judge, kind="completion").inc(o.usage.completion_tokens)
-            m.judge_cost.labels(judge=judge).inc(o.usage.cost_usd)
+            prompt_tokens += o.usage.prompt_tokens
+            completion_tokens += o.usage.completion_tokens
+            cost += o.usage.cost_usd
             if o.value is None:
                 m.metric_failures.labels(metric=name, reason=o.error or "unknown").inc()
                 continue
-            m.score[name].labels(**score_labels).observe(o.value)
-            m.weighted_sum.labels(service=service, metric=name).inc(weight * o.value)
-            m.weight.labels(service=service, metric=name).inc(weight)
+            children = self._score_children(service, route, name)
+            children.score.observe(o.value)
+            children.weighted_sum.inc(weight * o.value)
+            children.weight.inc(weight)
             if o.value < self._config.bad_event_threshold.get(name, 0.0):
-                m.bad_weight.labels(service=service, metric=name).inc(weight)
-            mean = self._rolling.add((service, name), o.value, weight)
-            m.rolling_mean.labels(service=service, metric=name).set(mean)
+                children.bad_weight.inc(weight)
+            children.rolling_mean.set(self._rolling.add((service, name), o.value, weight))
+        if prompt_tokens or completion_tokens or cost:
+            m.judge_tokens.labels(judge=judge, kind="prompt").inc(prompt_tokens)
+            m.judge_tokens.labels(judge=judge, kind="completion").inc(completion_tokens)
+            m.judge_cost.labels(judge=judge).inc(cost)
         m.records_scored.labels(service=service).inc()
         m.scoring_latency.observe(elapsed)
+
+
+@dataclass(frozen=True)
+class _ScoreChildren:
+    score: Any
+    weighted_sum: Any
+    weight: Any
+    bad_weight: Any
+    rolling_mean: Any
