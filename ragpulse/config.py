@@ -114,7 +114,7 @@ class KafkaConfig:
     create_topics: bool = True
     group_id: str = "ragpulse-scorer"
     # gzip needs no extra package; lz4, zstd and snappy need python-lz4, zstandard, python-snappy.
-    compression: str = "gzip"
+    compression: str = "lz4"
     # Largest record value sent; a bigger record is truncated (contexts first), never dropped.
     # Keep it at or below the broker's message.max.bytes (default 1048588).
     max_message_bytes: int = 1_000_000
