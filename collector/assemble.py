@@ -22,7 +22,6 @@ from typing import Protocol
 from ragpulse.collector.extract import genai, openinference, openllmetry
 from ragpulse.collector.extract.multispan import Assembled, TraceSpan
 from ragpulse.collector.telemetry import CollectorMetrics
-
 from ragpulse.config import AssemblyConfig
 
 

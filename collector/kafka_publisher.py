@@ -18,10 +18,10 @@ from kafka import KafkaProducer
 from kafka import codec as kafka_codec
 from kafka import errors as kafka_errors
 from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from ragpulse.collector.bus import BusFull
 from ragpulse.collector.record import Record
 from ragpulse.collector.truncate import truncate_record
-
 from ragpulse.config import KafkaConfig
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,10 @@ from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka import errors as kafka_errors
 from kafka.structs import OffsetAndMetadata
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from ragpulse.collector.bus import BusFull
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request
 from ragpulse.collector.telemetry import CollectorMetrics
-
 from ragpulse.config import KafkaConfig
 
 log = logging.getLogger(__name__)

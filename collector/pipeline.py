@@ -14,6 +14,7 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
 from ragpulse.collector.assemble import PendingTrace, TraceAssembler
 from ragpulse.collector.attributes import attributes
 from ragpulse.collector.bus import BusFull, RecordPublisher
@@ -24,7 +25,6 @@ from ragpulse.collector.record import Record
 from ragpulse.collector.redact import Redactor
 from ragpulse.collector.sampling import ConsistentSampler
 from ragpulse.collector.telemetry import CollectorMetrics
-
 from ragpulse.config import Config, ExtractConfig
 
 log = logging.getLogger(__name__)

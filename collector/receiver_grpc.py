@@ -10,6 +10,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
 from ragpulse.collector.bus import BusFull
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.telemetry import CollectorMetrics

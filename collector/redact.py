@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from ragpulse.collector.extract.triple import Triple
-
 from ragpulse.config import RedactionConfig
 
 BUILTIN_PATTERNS = {

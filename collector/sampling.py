@@ -8,7 +8,6 @@ OpenTelemetry's consistent probability sampling: keep when R >= (1 - p) * 2^56.
 from __future__ import annotations
 
 from ragpulse.collector.record import Sampling
-
 from ragpulse.config import SamplingConfig
 
 _RANDOM_BITS = 56

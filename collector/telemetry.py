@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from ragpulse.collector.labels import LabelGuard
 
 

@@ -21,7 +21,7 @@ from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config, parse_endpoint
 from ragpulse.scorer.drift import DriftDetectorBank
-from ragpulse.scorer.export_prometheus import ScorerMetrics
+from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, ScorerMetrics
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge
@@ -85,6 +85,7 @@ def build_scorer(
     """`outputs`: the Kafka scores and DLQ topics, written besides the live page's recent lists."""
     judge = judge or build_judge(config.scorer)
     metrics = ScorerMetrics(registry, with_route=config.prometheus.route_label)
+    registry.register(JudgeEndpointCollector(judge))
     scores = RecentScores(config.scorer.recent_scores)
     dead_letters = RecentDeadLetters()
     cap = config.prometheus.label_cap

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from ragpulse.scorer.drift import DriftConfig
+from ragpulse.scorer.judge.openai_judge import OpenAIJudgeConfig
 
 ENV_PREFIX = "RAGPULSE_"
 
@@ -148,6 +149,8 @@ class BusConfig:
 @dataclass
 class ScorerConfig:
     judge: str = "local"
+    # Settings of the `openai` judge (scorer/judge/openai_judge.py); required when judge is openai.
+    openai: OpenAIJudgeConfig | None = None
     metrics: list[str] = field(
         default_factory=lambda: ["faithfulness", "answer_relevancy", "context_relevancy"]
     )
@@ -238,10 +241,17 @@ def _build(cls: type, data: Any, where: str) -> Any:
             f"known keys here: {', '.join(sorted(known))}"
         )
     kwargs = {name: _coerce(hints[name], value, _key(where, name)) for name, value in data.items()}
+    missing = [
+        f.name for f in dataclasses.fields(cls)
+        if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ConfigError(f"{where or 'config'}: missing required key{'s' if len(missing) > 1 else ''} "
+                          f"{', '.join(_key(where, k) for k in missing)}")
     try:
         return cls(**kwargs)
     except ValueError as e:  # a section's own cross-field checks
-        raise ConfigError(str(e)) from e
+        raise ConfigError(f"{where}: {e}" if where else str(e)) from e
 
 
 def _key(where: str, name: str) -> str:
@@ -249,6 +259,10 @@ def _key(where: str, name: str) -> str:
 
 
 def _coerce(hint: Any, value: Any, where: str) -> Any:
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        if value is None and type(None) in typing.get_args(hint):
+            return None
+        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, where)
     origin = typing.get_origin(hint)
@@ -267,10 +281,6 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a mapping, got {value!r}")
         return {_coerce(key_t, k, where): _coerce(val_t, v, f"{where}.{k}") for k, v in value.items()}
-    if origin in (types.UnionType, typing.Union):
-        if value is None and type(None) in typing.get_args(hint):
-            return None
-        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -318,6 +328,8 @@ def validate(config: Config) -> None:
         _probability(threshold, f"scorer.bad_event_threshold.{name}")
     if config.scorer.judge not in ("local", "openai"):
         raise ConfigError(f"scorer.judge must be 'local' or 'openai', got {config.scorer.judge!r}")
+    if config.scorer.judge == "openai" and config.scorer.openai is None:
+        raise ConfigError("scorer.judge is openai: set scorer.openai.model (and base_url for a non-OpenAI endpoint)")
     if config.bus.kind not in ("memory", "kafka"):
         raise ConfigError(f"bus.kind must be 'memory' or 'kafka', got {config.bus.kind!r}")
     _validate_kafka(config.bus.kafka)

@@ -36,6 +36,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
+
 from ragpulse.collector.record import Record
 from ragpulse.scorer.export_prometheus import METRIC_NAMES
 

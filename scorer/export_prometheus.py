@@ -6,7 +6,10 @@ unitless ratios in [0, 1]. Label values that come from spans pass through a Labe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
 
 METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy")
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
@@ -124,3 +127,28 @@ class ScorerMetrics:
             buckets=JUDGE_LATENCY_BUCKETS,
             registry=registry,
         )
+
+
+class JudgeEndpointCollector:
+    """Exports, at scrape time, the request and failure counts a judge keeps about its endpoint
+    (`requests` and `failures` counters by outcome: ok, cache_hit, rate_limited, timeout, ...).
+    Judges without an endpoint (the local one) have none and export nothing."""
+
+    def __init__(self, judge: object) -> None:
+        self._judge = judge
+
+    def collect(self) -> Iterator[Metric]:
+        name = str(getattr(self._judge, "name", "unknown"))
+        for attr, family, help_text, label in (
+            ("requests", "ragpulse_judge_endpoint_requests", "Requests to the judge's endpoint, by outcome.",
+             "outcome"),
+            ("failures", "ragpulse_judge_endpoint_failures", "Failed judge answers after retries, by reason.",
+             "reason"),
+        ):
+            counts = getattr(self._judge, attr, None)
+            if counts is None:
+                continue
+            metric = CounterMetricFamily(family, help_text, labels=["judge", label])
+            for key, value in dict(counts).items():
+                metric.add_metric([name, key], value)
+            yield metric

@@ -26,6 +26,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, Metric
+
 from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.record import Record
 

@@ -26,8 +26,8 @@ from kafka import errors as kafka_errors
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry, Counter, Gauge
-from ragpulse.collector.bus import Delivery
 
+from ragpulse.collector.bus import Delivery
 from ragpulse.config import KafkaConfig
 
 log = logging.getLogger(__name__)

@@ -14,15 +14,15 @@ from typing import Any
 
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
+
 from ragpulse.collector.kafka_publisher import (
     RECORD_FRAMING_BYTES,
     KafkaProducerMetrics,
     failure_reason,
     producer_config,
 )
-from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink, dead_letter_envelope, scores_json
-
 from ragpulse.config import KafkaConfig
+from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink, dead_letter_envelope, scores_json
 
 log = logging.getLogger(__name__)
 

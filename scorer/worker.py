@@ -19,13 +19,12 @@ from typing import Any, Protocol
 from ragpulse.collector.bus import Delivery, RecordConsumer
 from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.record import Record, RecordError
+from ragpulse.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.score import MetricOutcome, RecordSkipped, metric_functions, score_text
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
-
-from ragpulse.config import ScorerConfig
 
 log = logging.getLogger(__name__)
 

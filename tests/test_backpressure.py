@@ -10,10 +10,10 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
-from ragpulse.collector.bus import InProcessBus
 from ragpulse_process import free_port
 
 from ragpulse.app import build_collector
+from ragpulse.collector.bus import InProcessBus
 from ragpulse.config import Config, ReceiverConfig
 
 

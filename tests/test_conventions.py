@@ -24,13 +24,13 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span, SpanFlags
 from otel_app import RagApp
 from prometheus_client import CollectorRegistry
+from ragpulse_process import RagpulseProcess
+
 from ragpulse.collector.bus import InProcessBus
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.record import Record
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse_process import RagpulseProcess
-
 from ragpulse.config import AssemblyConfig, Config, ConfigError, ExtractConfig, SamplingConfig, load_config
 
 QUESTION = "When was the Eiffel Tower completed?"

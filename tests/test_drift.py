@@ -12,6 +12,7 @@ import random
 import statistics
 
 from prometheus_client import CollectorRegistry
+
 from ragpulse.collector.record import Record, Sampling
 from ragpulse.scorer.drift import CusumDetector, DriftConfig, DriftDetectorBank
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local import LocalJudge
 from ragpulse.scorer.judge.local_model import TOKENIZER, WEIGHTS, ModelLoadError, package_dir

@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fault_injecting_openai_server import FaultInjectingOpenAIServer  # noqa: E402
+
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage  # noqa: E402
 from ragpulse.scorer.judge.cost import Budget, Price  # noqa: E402
 from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402

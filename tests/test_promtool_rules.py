@@ -66,6 +66,7 @@ def test_every_alert_has_a_runbook_section_and_severity():
 def test_rules_use_only_exported_families():
     """Every ragpulse_* name in the rules is a family the code exports (no typo silently alerting on nothing)."""
     from prometheus_client import CollectorRegistry
+
     from ragpulse.collector.telemetry import CollectorMetrics
     from ragpulse.scorer.drift import DriftConfig, DriftDetectorBank
     from ragpulse.scorer.export_prometheus import ScorerMetrics

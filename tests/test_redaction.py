@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
+
 from ragpulse.collector.bus import InProcessBus
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.record import Record
 from ragpulse.collector.telemetry import CollectorMetrics
-
 from ragpulse.config import Config, RedactionConfig
 
 

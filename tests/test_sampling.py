@@ -9,12 +9,12 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otel_app import RagApp
 from prometheus_client import CollectorRegistry
+from ragpulse_process import RagpulseProcess
+
 from ragpulse.collector.bus import InProcessBus
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.sampling import ConsistentSampler
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse_process import RagpulseProcess
-
 from ragpulse.config import Config, SamplingConfig
 
 

@@ -7,13 +7,13 @@ import time
 
 import pytest
 from prometheus_client import CollectorRegistry
-from ragpulse.collector.bus import InProcessBus
-from ragpulse.collector.record import Record, Sampling
-from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
 
 from ragpulse.app import build_scorer
+from ragpulse.collector.bus import InProcessBus
+from ragpulse.collector.record import Record, Sampling
 from ragpulse.config import Config
+from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
+from ragpulse.scorer.judge.local import LocalJudge
 
 
 def record(**overrides: object) -> Record:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
+
 from ragpulse.collector.attributes import attributes
 from ragpulse.collector.extract.triple import Triple
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from ragpulse.scorer.judge.base import Judge
-
 from ragpulse.config import ScorerConfig
+from ragpulse.scorer.judge.base import Judge
 
 
 def build_judge(config: ScorerConfig) -> Judge:
-    if config.judge == "local":
-        from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.local import LocalJudge
 
+    if config.judge == "local":
         return LocalJudge()
-    raise ValueError(f"judge {config.judge!r} is not available in this build")
+    if config.judge == "openai" and config.openai is not None:
+        from ragpulse.scorer.judge.openai_judge import OpenAIJudge
+
+        # Without an embeddings endpoint, answer relevancy embeds with the offline model.
+        fallback = None if config.openai.embedding_model else LocalJudge()
+        return OpenAIJudge(config.openai, fallback_embedder=fallback)
+    raise ValueError(f"judge {config.judge!r} is not configured")

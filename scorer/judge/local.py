@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local_model import MODEL_ID, StaticModel, load_static_model
 from ragpulse.scorer.judge.local_text import (

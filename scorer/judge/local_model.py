@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from ragpulse.scorer.judge.base import JudgeError
 
 # Pinned with the package version: a different file means different scores, so it is an error.

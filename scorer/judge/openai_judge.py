@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import openai
+
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.cost import DEFAULT_PRICES, WINDOW_SECONDS, Budget, Price
 from ragpulse.scorer.judge.ratelimit import shared_limiter

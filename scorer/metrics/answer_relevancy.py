@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage
 from ragpulse.scorer.metrics.base import MetricFailure
 

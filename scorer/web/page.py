@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from prometheus_client import CollectorRegistry
+
 from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.history import History
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores

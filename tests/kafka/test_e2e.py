@@ -18,9 +18,9 @@ import pytest
 from kafka import KafkaProducer
 from otel_app import RagApp
 from processes import KafkaProcess, total, wait_until
+
 from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
 from ragpulse.collector.record import Record, Sampling
-
 from ragpulse.config import KafkaConfig
 
 CONTEXTS = ["東京都の人口は約1400万人で、日本の都道府県で最も多い。", "大阪府の人口は約880万人である。"]

@@ -10,14 +10,14 @@ import time
 from kafka import KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from prometheus_client import CollectorRegistry
+
 from ragpulse.collector.bus import Delivery
 from ragpulse.collector.kafka_publisher import KafkaProducerMetrics
 from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
+from ragpulse.config import KafkaConfig
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks
 from ragpulse.scorer.sinks import RecentScores
-
-from ragpulse.config import KafkaConfig
 
 
 def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
