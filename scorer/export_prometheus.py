@@ -116,6 +116,11 @@ class ScorerMetrics:
             ["judge"],
             registry=registry,
         )
+        self.judge_unavailable_waits = Counter(
+            "ragpulse_judge_unavailable_waits",
+            "Times a record waited because the judge's endpoint was down (scoring paused, nothing dropped).",
+            registry=registry,
+        )
         self.queue_depth = Gauge(
             "ragpulse_queue_depth",
             "Records waiting to be scored (in-process queue depth, or Kafka consumer lag).",

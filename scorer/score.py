@@ -20,6 +20,13 @@ log = logging.getLogger(__name__)
 
 # Judge reasons that mean "do not score this record at all" rather than "this metric failed".
 SKIP_REASONS = frozenset({"budget_exhausted"})
+# Judge reasons that mean "the judge is down, try this record again later" (its circuit breaker
+# stayed open past its wait): the record waits, it is neither scored nor failed.
+PAUSE_REASONS = frozenset({"circuit_open"})
+
+
+class JudgeUnavailable(Exception):
+    pass
 
 
 class RecordSkipped(Exception):
@@ -76,6 +83,8 @@ def score_text(judge: Judge, metrics: dict[str, Metric], rec: RecordText) -> dic
         except JudgeError as e:
             if e.reason in SKIP_REASONS:
                 raise RecordSkipped(e.reason) from e
+            if e.reason in PAUSE_REASONS:
+                raise JudgeUnavailable(e.reason) from e
             log.debug("judge failed on %s: %s", name, e)
             outcome = MetricOutcome(None, e.reason, usage=usage)
         except MetricFailure as e:

@@ -23,10 +23,13 @@ from ragpulse.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
-from ragpulse.scorer.score import MetricOutcome, RecordSkipped, metric_functions, score_text
+from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
 
 log = logging.getLogger(__name__)
+
+# How long a record waits before asking a judge that was down again.
+JUDGE_UNAVAILABLE_WAIT_S = 5.0
 
 
 class ScoreObserver(Protocol):
@@ -135,22 +138,28 @@ class Worker:
             return
         text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer)
         started = time.perf_counter()
-        failure: Exception | None = None
-        for attempt in range(1, self._config.max_attempts + 1):
+        attempt = 0
+        while True:
             try:
                 outcomes = score_text(self._judge, self._metric_fns, text)
                 break
             except RecordSkipped as e:
                 self._metrics.records_skipped.labels(reason=e.reason).inc()
                 return
+            except JudgeUnavailable:
+                # Scoring pauses while the judge is down: the record waits rather than fail.
+                self._metrics.judge_unavailable_waits.inc()
+                if self._stop.wait(JUDGE_UNAVAILABLE_WAIT_S):
+                    self._dead_letter(delivery, "judge_unavailable", "the judge was down at shutdown", attempt + 1)
+                    return
             except Exception as e:
                 # Unexpected faults may be transient (a judge hiccup the judge did not classify):
                 # retry, then dead-letter with the reason rather than block the stream.
+                attempt += 1
                 log.warning("scoring record %s failed (attempt %d): %s", record.id, attempt, type(e).__name__)
-                failure = e
-        else:
-            self._dead_letter(delivery, "scoring_error", f"{type(failure).__name__}: {failure}", attempt)
-            return
+                if attempt >= self._config.max_attempts:
+                    self._dead_letter(delivery, "scoring_error", f"{type(e).__name__}: {e}", attempt)
+                    return
         elapsed = time.perf_counter() - started
         self._export(record, outcomes, elapsed)
         self._scores.publish(record.id, self._message(record, outcomes, elapsed))

@@ -153,3 +153,23 @@ def test_no_statements_is_a_metric_failure() -> None:
 
     with pytest.raises(MetricFailure):
         METRICS["faithfulness"](judge, RecordText("q?", [], "a."), usage)
+
+
+def test_fault_injected_judge_outage_pauses_scoring_instead_of_failing(monkeypatch) -> None:
+    monkeypatch.setattr("ragpulse.scorer.worker.JUDGE_UNAVAILABLE_WAIT_S", 0.05)
+    judge = FaultInjectingJudge("none", RuntimeError())
+    real_statements = judge._inner.statements
+    outages = iter([True, True, False])
+
+    def statements(rec, usage):
+        if next(outages, False):
+            raise JudgeError("circuit_open", "injected outage")
+        return real_statements(rec, usage)
+
+    judge.statements = statements  # type: ignore[method-assign]
+    parts, registry = run([record().to_json()], judge)
+    (message,) = parts.scores.snapshot()
+    assert message["metrics"]["faithfulness"]["value"] is not None
+    assert registry.get_sample_value("ragpulse_judge_unavailable_waits_total") == 2
+    assert registry.get_sample_value("ragpulse_metric_failures_total", {"metric": "faithfulness",
+                                                                        "reason": "circuit_open"}) is None
