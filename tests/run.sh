@@ -3,12 +3,17 @@
 #   - Python packages into .venv (ragpulse itself plus the test extra),
 #   - Prometheus + promtool and Chromium from Debian's packages (needs root),
 #   - the Apache Kafka broker jars from Maven Central (deploy/kafka/fetch.sh),
-#   - the llama.cpp OpenAI-compatible server and its GGUF model into .venv-llm
+#   - the llama.cpp OpenAI-compatible server and its GGUF model into a venv
 #     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after).
 # RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# Built once per machine, shared by every checkout (CI clones afresh): the Kafka jars and the
+# LLM server venv live in the user's cache, not in the work tree.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/ragpulse
+export RAGPULSE_KAFKA_HOME=${RAGPULSE_KAFKA_HOME:-$cache/kafka}
+export RAGPULSE_LLM_VENV=${RAGPULSE_LLM_VENV:-$cache/venv-llm}
 
 if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   missing=()
