@@ -33,6 +33,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from quality import DEFAULT_DATA, METRIC_ORDER, load_pairs  # noqa: E402
+
 from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
 
 DEFAULT_MAX_TOKENS = 1024  # when Ragas sets no cap at all
@@ -108,6 +109,7 @@ def build_metrics(base_url: str, model: str) -> dict[str, object]:
     from ragas.embeddings import LangchainEmbeddingsWrapper
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics import ContextRelevance, Faithfulness, ResponseRelevancy
+
     from ragpulse.scorer.judge.local import LocalJudge
 
     local = LocalJudge()
@@ -151,7 +153,7 @@ def main() -> int:
     p.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--runs", type=int, default=1, help="agreement runs (0: cost per record only)")
     args = p.parse_args()
 
     proxy = CountingProxy(args.base_url)

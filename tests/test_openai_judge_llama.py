@@ -15,11 +15,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import llm_server  # noqa: E402
+
 from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
 from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402
 from ragpulse.scorer.metrics import METRICS  # noqa: E402
 
-if not llm_server.available() and not os.environ.get("RAGPULSE_REQUIRE_LLM"):
+# RAGPULSE_LLM_BASE_URL: use a server that is already running (…/v1) instead of starting one.
+RUNNING = os.environ.get("RAGPULSE_LLM_BASE_URL")
+
+if not RUNNING and not llm_server.available() and not os.environ.get("RAGPULSE_REQUIRE_LLM"):
     pytest.skip(
         f"no LLM venv at {llm_server.llm_venv()} (run deploy/llm/install.sh; set RAGPULSE_REQUIRE_LLM=1 "
         "to make this a failure)",
@@ -56,12 +60,18 @@ RECORDS = {
 def judge(tmp_path_factory):
     from ragpulse.scorer.judge.local import LocalJudge
 
+    def make(base_url: str) -> OpenAIJudge:
+        cfg = OpenAIJudgeConfig(
+            model=llm_server.MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600, max_retries=1
+        )
+        return OpenAIJudge(cfg, fallback_embedder=LocalJudge())
+
+    if RUNNING:
+        yield make(RUNNING)
+        return
     log = tmp_path_factory.mktemp("llm") / "server.log"
     with llm_server.llama_server(n_ctx=4096, log_path=log) as base_url:
-        cfg = OpenAIJudgeConfig(
-            model=llm_server.MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=300, max_retries=1
-        )
-        yield OpenAIJudge(cfg, fallback_embedder=LocalJudge())
+        yield make(base_url)
 
 
 def score(judge: OpenAIJudge, rec: RecordText) -> tuple[dict[str, float | str], Usage]:
