@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ragpulse.config import ScorerConfig
 from ragpulse.scorer.judge.base import Judge
 
@@ -16,5 +18,7 @@ def build_judge(config: ScorerConfig) -> Judge:
 
         # Without an embeddings endpoint, answer relevancy embeds with the offline model.
         fallback = None if config.openai.embedding_model else LocalJudge()
-        return OpenAIJudge(config.openai, fallback_embedder=fallback)
+        # One setting for n: the judge batches the answer's calls only when its n is the metric's.
+        settings = dataclasses.replace(config.openai, n_questions=config.answer_relevancy_questions)
+        return OpenAIJudge(settings, fallback_embedder=fallback)
     raise ValueError(f"judge {config.judge!r} is not configured")
