@@ -84,6 +84,7 @@ class OtlpKafkaReceiver:
             allow_auto_create_topics=False,
             reconnect_backoff_max_ms=2000,
         )
+        _load_metadata(self._consumer, self._topic)
         self._consumer.subscribe([self._topic], listener=_CommitOnRevoke(self))
         self._thread = threading.Thread(target=self._run, name="otlp-kafka-input", daemon=True)
 
@@ -144,3 +145,11 @@ class OtlpKafkaReceiver:
             log.warning("OTLP Kafka input: offset commit failed (%s); will retry", e)
             return
         self._committed.update(positions)
+
+
+def _load_metadata(consumer: KafkaConsumer, topic: str) -> None:
+    """Know the topic's partitions before joining the group: a group leader without them assigns
+    nothing, and kafka-python only notices at its next metadata refresh (minutes)."""
+    if not consumer.partitions_for_topic(topic):
+        consumer.close()
+        raise RuntimeError(f"Kafka topic {topic!r} does not exist (or this client may not describe it)")

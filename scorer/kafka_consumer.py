@@ -189,6 +189,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         self._owner._tracker.assign(assigned)
+        self._owner._rewind_pending = True
         self._owner._rebalancing = False
         self._owner._metrics.rebalances.labels(event="assigned").inc(len(assigned))
         log.info("assigned partitions %s", sorted((tp.topic, tp.partition) for tp in assigned))
@@ -222,6 +223,8 @@ class KafkaRecordConsumer:
         self._fetched: collections.deque[tuple[int, TopicPartition, ConsumerRecord]] = collections.deque()
         # Bumped on every revocation, so records fetched before it are never handed out after it.
         self._generation = 0
+        # Set when partitions are assigned; the poll thread then rewinds them (see below).
+        self._rewind_pending = False
         self._rebalancing = False
         self._closing = False
         self._next_commit = 0.0
@@ -242,6 +245,7 @@ class KafkaRecordConsumer:
             session_timeout_ms=kafka.session_timeout_ms,
             heartbeat_interval_ms=max(1000, kafka.session_timeout_ms // 10),
         )
+        _load_metadata(self._consumer, self._topic)
         self._consumer.subscribe([self._topic], listener=_Rebalance(self))
 
     async def _sleep(self, seconds: float) -> None:
@@ -255,8 +259,19 @@ class KafkaRecordConsumer:
             # Fetch in larger batches than the worker asks for: each KafkaConsumer.poll is a
             # round trip to kafka-python's IO thread, which would otherwise cap a scorer near
             # 4,000 records/s. Fetched records are not handed out (nor tracked) until returned.
-            batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=FETCH_RECORDS)
+            # Read before polling: records of a poll during which partitions were revoked are
+            # stale (dropped below); an assignment during it is seen by the rewind check.
             generation = self._generation
+            try:
+                batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=FETCH_RECORDS)
+                if self._rewind_after_rebalance():
+                    return []
+            except kafka_errors.KafkaError as e:
+                # A broker restart or a rebalance in progress: the worker's poll thread must live
+                # on; the next poll retries.
+                log.warning("poll failed (%s: %s); retrying", type(e).__name__, e)
+                time.sleep(min(timeout_s, 1.0))
+                return []
             for tp, messages in batches.items():
                 self._fetched.extend((generation, tp, m) for m in messages)
         out: list[Delivery] = []
@@ -271,6 +286,25 @@ class KafkaRecordConsumer:
 
     def commit(self, delivery: Delivery) -> None:
         self._tracker.finish(delivery.token)
+
+    def _rewind_after_rebalance(self) -> bool:
+        """After a rebalance, start every assigned partition again at its committed offset.
+
+        kafka-python 3 keeps the fetch position of a partition that is revoked and assigned back
+        to the same member; records fetched but not handed out, or released unfinished, lie
+        before that position and would be skipped, and a later commit past them would lose
+        them. True when it rewound (what the last poll returned is dropped: it is fetched again)."""
+        if not self._rewind_pending:
+            return False
+        self._rewind_pending = False
+        self._fetched.clear()
+        for tp in self._consumer.assignment():
+            committed = self._consumer.committed(tp)
+            if committed is None:
+                self._consumer.seek_to_beginning(tp)  # auto_offset_reset="earliest"
+            else:
+                self._consumer.seek(tp, committed)
+        return True
 
     def _flush_outputs(self) -> bool:
         if self._before_commit is None:
@@ -311,7 +345,10 @@ class KafkaRecordConsumer:
         highwater: dict[TopicPartition, int] = {}
         unknown: list[TopicPartition] = []
         for tp in partitions:
-            hw = self._consumer.highwater(tp)
+            try:
+                hw = self._consumer.highwater(tp)
+            except kafka_errors.IllegalStateError:
+                continue  # revoked since assignment() was read
             if hw is None:
                 unknown.append(tp)
             else:
@@ -347,3 +384,11 @@ class KafkaRecordConsumer:
         self._closing = True
         self._maybe_commit(force=True)
         self._consumer.close(autocommit=False)
+
+
+def _load_metadata(consumer: KafkaConsumer, topic: str) -> None:
+    """Know the topic's partitions before joining the group: a group leader without them assigns
+    nothing, and kafka-python only notices at its next metadata refresh (minutes)."""
+    if not consumer.partitions_for_topic(topic):
+        consumer.close()
+        raise RuntimeError(f"Kafka topic {topic!r} does not exist (or this client may not describe it)")

@@ -169,3 +169,41 @@ def test_a_dead_letter_too_large_for_a_message_keeps_its_reason_and_a_cut_payloa
     envelope = json.loads(dead.value)
     assert envelope["reason"] == "scoring_error" and envelope["payload_truncated"] is True
     assert record.decode().startswith(envelope["payload"]) and len(dead.value) <= 20_000
+
+
+def test_a_partition_assigned_back_after_a_rebalance_restarts_at_its_commit(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    """kafka-python keeps the fetch position of a partition that comes back to the same member;
+    records fetched before the rebalance and not yet handed out must still be delivered."""
+    cfg = dataclasses.replace(kafka_config, records_partitions=2)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 2000, partitions=2)
+    seen: dict[str, set[bytes]] = {"first": set(), "second": set()}
+    first = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    second: list[KafkaRecordConsumer] = []
+    stop = threading.Event()
+
+    def drain(name: str, consumer: KafkaRecordConsumer) -> None:
+        while not stop.is_set():
+            for d in consumer.poll(max_records=5, timeout_s=0.2):
+                seen[name].add(d.value)
+                consumer.commit(d)
+            time.sleep(0.02)  # a scorer, not a firehose: the second member joins mid-stream
+
+    threads = [threading.Thread(target=drain, args=("first", first))]
+    threads[0].start()
+    while not seen["first"]:
+        time.sleep(0.05)
+    second.append(KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry())))
+    threads.append(threading.Thread(target=drain, args=("second", second[0])))
+    threads[1].start()
+    deadline = time.monotonic() + 90
+    while len(seen["first"] | seen["second"]) < 2000 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert seen["second"], "the second member never got a partition"
+    assert seen["first"] | seen["second"] == {f"r{i}".encode() for i in range(2000)}
+    first.close()
+    second[0].close()
