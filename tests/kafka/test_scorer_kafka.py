@@ -7,7 +7,7 @@ import json
 import threading
 import time
 
-from kafka import KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient
 from prometheus_client import CollectorRegistry
 
@@ -134,24 +134,22 @@ def test_scores_and_dead_letters_are_acknowledged_before_flush_returns(
 def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: KafkaConfig) -> None:
     cfg = dataclasses.replace(kafka_config, records_partitions=1)
     ensure_topics(cfg, ragpulse_topics(cfg))
-    produce(kafka_broker.bootstrap, cfg.records_topic, 5, partitions=1)
+    produce(kafka_broker.bootstrap, cfg.records_topic, 12, partitions=1)
     registry = CollectorRegistry()
     consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
-    got = poll_until(consumer, 5)
-    produce(kafka_broker.bootstrap, cfg.records_topic, 7, partitions=1)  # not yet fetched
+    got = poll_until(consumer, 12)
     for d in got[:2]:
         consumer.commit(d)
-    deadline = time.monotonic() + 10
-    while consumer._consumer.highwater(TopicPartition(cfg.records_topic, 0)) != 12 and time.monotonic() < deadline:
-        got += consumer.poll(max_records=1, timeout_s=0.2)
-    for d in got[5:]:
-        consumer.commit(d)
-    consumer._next_lag = 0
-    # 12 records in the log; offsets 0 and 1 finished; 2..4 polled and unfinished, 5..11 finished
-    # or not yet polled. Lag is measured from the oldest unfinished record: 12 - 2 = 10.
-    assert consumer.depth() == 10
+    # 12 records in the log (high watermark 12), the oldest unfinished at offset 2: lag 10.
+    lag = None
+    deadline = time.monotonic() + 15
+    while lag != 10 and time.monotonic() < deadline:
+        consumer.poll(max_records=1, timeout_s=0.2)
+        consumer._next_lag = 0  # measure now rather than once a second
+        lag = consumer.depth()
+    assert lag == 10
     assert registry.get_sample_value("ragpulse_kafka_consumer_lag",
-                                     {"topic": cfg.records_topic, "partition": "0"}) == consumer.depth()
+                                     {"topic": cfg.records_topic, "partition": "0"}) == 10
     consumer.close()
 
 
