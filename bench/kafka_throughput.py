@@ -45,6 +45,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from kafka_broker import KafkaBroker, free_port, kafka_home  # noqa: E402
+
 from ragpulse.scorer.judge.base import GeneratedQuestions, RecordText, Usage  # noqa: E402
 
 SPANS_PER_REQUEST = 100
@@ -146,9 +147,9 @@ def end_offsets_total(broker: KafkaBroker, topic: str) -> int:
 
 def bench_bare_producer(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) -> float:
     from kafka import KafkaProducer
+
     from ragpulse.collector.kafka_publisher import producer_config
     from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
-
     from ragpulse.config import KafkaConfig
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "bare"))
@@ -169,9 +170,9 @@ def bench_consumer_only(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) 
     """KafkaRecordConsumer alone (poll, mark finished, commit): the Kafka share of a scorer."""
     from kafka import KafkaProducer
     from prometheus_client import CollectorRegistry
-    from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 
     from ragpulse.config import KafkaConfig
+    from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "consumer"))
     broker.create_topic(kafka.records_topic, partitions=kafka.records_partitions)
