@@ -11,7 +11,6 @@ would look green while testing nothing.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.consumer.fetcher import ConsumerRecord
+from ports import free_port  # noqa: F401 - other test modules import it from here
 
 REPO = Path(__file__).resolve().parents[1]
 BROKER_SH = REPO / "deploy" / "kafka" / "broker.sh"
@@ -29,11 +29,6 @@ BROKER_SH = REPO / "deploy" / "kafka" / "broker.sh"
 def kafka_home() -> Path:
     return Path(os.environ.get("RAGPULSE_KAFKA_HOME", REPO / ".cache" / "kafka"))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class KafkaBroker:

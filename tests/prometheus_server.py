@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ports import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 RULES_DIR = REPO / "deploy" / "prometheus" / "rules"
@@ -44,11 +44,6 @@ def prometheus_binary() -> str:
 def promtool_binary() -> str:
     return _require("promtool", "prometheus")
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PrometheusServer:

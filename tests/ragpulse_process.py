@@ -1,10 +1,10 @@
-"""A real `ragpulse up` subprocess on free loopback ports, for end-to-end tests."""
+"""A real `ragpulse` subprocess (`up`, `collector` or `scorer`) on free loopback ports, for
+end-to-end tests."""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,17 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ports import free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class RagpulseProcess:
-    def __init__(self, tmp: Path, settings: dict[str, Any] | None = None, demo: bool = False) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        settings: dict[str, Any] | None = None,
+        demo: bool = False,
+        command: str = "up",
+        wait: bool = True,
+    ) -> None:
+        self.command = command
         self.grpc = f"127.0.0.1:{free_port()}"
         self.http = f"127.0.0.1:{free_port()}"
         self.metrics = f"127.0.0.1:{free_port()}"
@@ -36,27 +39,33 @@ class RagpulseProcess:
                 config.setdefault(section, {}).update(values)
             else:
                 config[section] = values
-        self.config_path = tmp / f"ragpulse-{self.metrics.rsplit(':', 1)[1]}.yaml"
+        name = f"{command}-{self.metrics.rsplit(':', 1)[1]}"
+        self.config_path = tmp / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-        self.log_path = tmp / f"ragpulse-{self.metrics.rsplit(':', 1)[1]}.log"
-        args = [sys.executable, "-m", "ragpulse.cli", "up", "--config", str(self.config_path)]
+        self.log_path = tmp / f"{name}.log"
+        args = [sys.executable, "-m", "ragpulse.cli", command, "--config", str(self.config_path)]
         if demo:
             args += ["--demo", "--demo-interval", "0.2"]
         self._log = open(self.log_path, "w")  # noqa: SIM115 - kept open for the process's life
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        self.wait_ready()
+        if wait:
+            self.wait_ready()
 
-    def wait_ready(self, timeout_s: float = 30.0) -> None:
+    def wait_ready(self, timeout_s: float = 60.0) -> RagpulseProcess:
+        """Ready once the banner ("... ready in N s") is printed and /metrics answers."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"ragpulse exited with {self.proc.returncode}: {self.log()}")
+                raise RuntimeError(f"ragpulse {self.command} exited with {self.proc.returncode}: {self.log()}")
+            if "ready in" not in self.log():
+                time.sleep(0.1)
+                continue
             try:
                 self.scrape_text()
-                return
+                return self
             except OSError:
                 time.sleep(0.1)
-        raise TimeoutError(f"ragpulse did not serve /metrics within {timeout_s} s: {self.log()}")
+        raise TimeoutError(f"ragpulse {self.command} not ready within {timeout_s} s: {self.log()}")
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -73,7 +82,9 @@ class RagpulseProcess:
         return out
 
     def value(self, name: str, **labels: str) -> float:
-        """Sum of the samples of `name` whose labels include `labels`."""
+        """Sum of the samples of `name` whose labels include `labels` (0 once the process is gone)."""
+        if self.proc.poll() is not None:
+            return 0.0
         want = set(labels.items())
         return sum(v for (n, ls), v in self.samples().items() if n == name and want <= set(ls))
 

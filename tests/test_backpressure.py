@@ -9,6 +9,7 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 from ragpulse_process import free_port
 
@@ -18,15 +19,8 @@ from ragpulse.config import Config, ReceiverConfig
 
 
 def one_record_request(trace_byte: int) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    span = request.resource_spans.add().scope_spans.add().spans.add()
-    span.trace_id, span.span_id, span.name = bytes([trace_byte]) * 16, b"\x02" * 8, "rag"
-    for key, value in (("rag.question", "q?"), ("rag.answer", "a.")):
-        kv = span.attributes.add()
-        kv.key, kv.value.string_value = key, value
-    kv = span.attributes.add()
-    kv.key = "rag.contexts"
-    kv.value.array_value.values.add().string_value = "c."
+    request, scope = rag_request()
+    add_rag_span(scope, bytes([trace_byte]) * 16, b"\x02" * 8)
     return request
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 
 from ragpulse.collector.bus import InProcessBus
@@ -16,16 +16,9 @@ def test_emails_and_custom_patterns_are_redacted_before_the_bus() -> None:
     config = Config(redaction=RedactionConfig(enabled=True, patterns=[r"ACCT-\d+"], replacement="<x>"))
     bus = InProcessBus(10)
     pipeline = CollectorPipeline(config, bus, CollectorMetrics(CollectorRegistry()))
-    request = ExportTraceServiceRequest()
-    span = request.resource_spans.add().scope_spans.add().spans.add()
-    span.trace_id, span.span_id = b"\x11" * 16, b"\x22" * 8
-    for key, value in (("rag.question", "Why is ACCT-123 locked? mail me at jo@example.com"),
-                       ("rag.answer", "ACCT-123 is locked.")):
-        kv = span.attributes.add()
-        kv.key, kv.value.string_value = key, value
-    kv = span.attributes.add()
-    kv.key = "rag.contexts"
-    kv.value.array_value.values.add().string_value = "Account ACCT-123 of jo@example.com was locked."
+    request, scope = rag_request()
+    add_rag_span(scope, b"\x11" * 16, b"\x22" * 8, question="Why is ACCT-123 locked? mail me at jo@example.com",
+                 contexts=("Account ACCT-123 of jo@example.com was locked.",), answer="ACCT-123 is locked.")
     pipeline.consume_export_request(request, "test")
     (delivery,) = bus.poll(1, 0.1)
     record = Record.from_json(delivery.value)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otel_app import RagApp
+from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 from ragpulse_process import RagpulseProcess
 
@@ -45,20 +46,9 @@ def test_lower_probability_keeps_a_subset() -> None:
 
 
 def _request(trace_ids: list[bytes]) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    resource = request.resource_spans.add()
-    kv = resource.resource.attributes.add()
-    kv.key, kv.value.string_value = "service.name", "twin"
-    scope = resource.scope_spans.add()
+    request, scope = rag_request("twin")
     for trace_id in trace_ids:
-        span = scope.spans.add()
-        span.trace_id, span.span_id, span.name = trace_id, os.urandom(8), "rag"
-        for key, value in (("rag.question", "q?"), ("rag.answer", "a.")):
-            attr = span.attributes.add()
-            attr.key, attr.value.string_value = key, value
-        attr = span.attributes.add()
-        attr.key = "rag.contexts"
-        attr.value.array_value.values.add().string_value = "c."
+        add_rag_span(scope, trace_id, os.urandom(8))
     return request
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from kafka import KafkaProducer
 from otel_app import RagApp
-from processes import KafkaProcess, total, wait_until
+from processes import kafka_process, total, wait_until
+from ragpulse_process import RagpulseProcess
 
 from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
 from ragpulse.collector.record import Record, Sampling
@@ -38,10 +39,10 @@ def settings(cfg: KafkaConfig, **sampling: Any) -> dict[str, Any]:
     }
 
 
-def start(tmp: Path, cfg: KafkaConfig, scorers: int, **sampling: Any) -> tuple[KafkaProcess, list[KafkaProcess]]:
+def start(tmp: Path, cfg: KafkaConfig, scorers: int, **sampling: Any) -> tuple[RagpulseProcess, list[RagpulseProcess]]:
     ensure_topics(cfg, ragpulse_topics(cfg))  # so that both scorers join one group at once
-    collector = KafkaProcess(tmp, "collector", settings(cfg, **sampling))
-    group = [KafkaProcess(tmp, "scorer", settings(cfg, **sampling)) for _ in range(scorers)]
+    collector = kafka_process(tmp, "collector", settings(cfg, **sampling))
+    group = [kafka_process(tmp, "scorer", settings(cfg, **sampling)) for _ in range(scorers)]
     for p in [collector, *group]:
         p.wait_ready()
     return collector, group
@@ -69,7 +70,7 @@ def all_scored(broker, cfg: KafkaConfig, sent: list[str], timeout_s: float) -> l
             return scored
 
 
-def stop_all(processes: list[KafkaProcess]) -> None:
+def stop_all(processes: list[RagpulseProcess]) -> None:
     for p in processes:
         p.stop()
 
@@ -207,7 +208,7 @@ def test_collector_answers_retry_later_when_its_buffer_is_full_and_kafka_is_down
     ensure_topics(cfg, ragpulse_topics(cfg))
     config = settings(cfg)
     config["bus"]["kafka"]["buffer_records"] = 5
-    collector = KafkaProcess(tmp_path, "collector", config).wait_ready()
+    collector = kafka_process(tmp_path, "collector", config).wait_ready()
     host, port = collector.http.rsplit(":", 1)
     try:
         kafka_broker.stop()
@@ -254,7 +255,7 @@ def test_collector_takes_spans_from_the_otel_collectors_kafka_topic(
     config["bus"]["kafka"]["otlp_input"] = {"enabled": True, "topic": otlp_topic, "encoding": encoding,
                                             "group_id": kafka_broker.topic("otlp-in")}
     config["receiver"] = {"enable_grpc": False}
-    collector = KafkaProcess(tmp_path, "collector", config).wait_ready()
+    collector = kafka_process(tmp_path, "collector", config).wait_ready()
     try:
         producer = KafkaProducer(bootstrap_servers=cfg.bootstrap_servers)
         for trace in range(1, 31):  # as the OTel Collector's kafka exporter writes them
@@ -278,7 +279,7 @@ def test_malformed_message_goes_to_the_dlq_and_the_group_keeps_going(kafka_broke
                                                                     tmp_path: Path) -> None:
     cfg = kafka_config
     ensure_topics(cfg, ragpulse_topics(cfg))
-    scorer = KafkaProcess(tmp_path, "scorer", settings(cfg)).wait_ready()
+    scorer = kafka_process(tmp_path, "scorer", settings(cfg)).wait_ready()
     try:
         producer = KafkaProducer(bootstrap_servers=cfg.bootstrap_servers)
         ids = []
