@@ -241,10 +241,10 @@ class Worker:
             if o.value < self._config.bad_event_threshold.get(name, 0.0):
                 children.bad_weight.inc(weight)
             children.rolling_mean.set(self._rolling.add((service, name), o.value, weight))
-        if prompt_tokens or completion_tokens or cost:
-            m.judge_tokens.labels(judge=judge, kind="prompt").inc(prompt_tokens)
-            m.judge_tokens.labels(judge=judge, kind="completion").inc(completion_tokens)
-            m.judge_cost.labels(judge=judge).inc(cost)
+        # Always touched, zero included: the cost panel shows 0 for a free judge, not "no data".
+        m.judge_tokens.labels(judge=judge, kind="prompt").inc(prompt_tokens)
+        m.judge_tokens.labels(judge=judge, kind="completion").inc(completion_tokens)
+        m.judge_cost.labels(judge=judge).inc(cost)
         m.records_scored.labels(service=service).inc()
         m.scoring_latency.observe(elapsed)
 
