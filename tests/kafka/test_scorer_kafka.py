@@ -28,6 +28,17 @@ def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
     producer.close()
 
 
+def measured_lag(consumer: KafkaRecordConsumer, expected: int, timeout_s: float = 10.0) -> int:
+    """The consumer's lag once it reads `expected`, or its last reading after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        consumer.poll(max_records=1, timeout_s=0.1)
+        consumer._next_lag = 0  # measure now rather than once a second
+        lag = consumer.depth()
+        if lag == expected or time.monotonic() > deadline:
+            return lag
+
+
 def poll_until(consumer: KafkaRecordConsumer, count: int, timeout_s: float = 30.0) -> list[Delivery]:
     out: list[Delivery] = []
     deadline = time.monotonic() + timeout_s
@@ -62,8 +73,9 @@ def test_commits_stop_at_the_lowest_unfinished_record_and_it_is_redelivered(
     time.sleep(0.2)
     consumer.poll(max_records=1, timeout_s=0.1)  # commits run on the poll thread
     assert group_offsets(kafka_broker.bootstrap, cfg.group_id) == {0: 4, 1: 10}
-    consumer._next_lag = 0  # measure now rather than in a second
-    assert consumer.depth() == 6  # partition 0 from offset 4 (6 records); partition 1 is done
+    # Partition 0 from offset 4 (6 records); partition 1 is done. Lag is measured from the
+    # broker's end offsets, which the consumer may not have in hand yet right after a poll.
+    assert measured_lag(consumer, 6) == 6
     consumer.close()
 
     again = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
@@ -141,13 +153,7 @@ def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: Kaf
     for d in got[:2]:
         consumer.commit(d)
     # 12 records in the log (high watermark 12), the oldest unfinished at offset 2: lag 10.
-    lag = None
-    deadline = time.monotonic() + 15
-    while lag != 10 and time.monotonic() < deadline:
-        consumer.poll(max_records=1, timeout_s=0.2)
-        consumer._next_lag = 0  # measure now rather than once a second
-        lag = consumer.depth()
-    assert lag == 10
+    assert measured_lag(consumer, 10, timeout_s=15) == 10
     assert registry.get_sample_value("ragpulse_kafka_consumer_lag",
                                      {"topic": cfg.records_topic, "partition": "0"}) == 10
     consumer.close()
