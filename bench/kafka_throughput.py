@@ -289,7 +289,7 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
                   processes: int, concurrency: int) -> float:
     from kafka import KafkaProducer
 
-    suffix = f"{judge}{processes}"
+    suffix = f"{judge}{processes}c{concurrency}"
     kafka = kafka_settings(broker, suffix)
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=512 * 1024)
     broker.create_topic(kafka["records_topic"], partitions=kafka["records_partitions"])

@@ -89,8 +89,8 @@ def failure_reason(error: BaseException) -> str:
     return "other"
 
 
-def producer_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
-    """Producer settings every ragpulse producer shares."""
+def producer_config(kafka: KafkaConfig, client_suffix: str, linger_ms: int | None = None) -> dict[str, Any]:
+    """Producer settings every ragpulse producer shares; `linger_ms` overrides bus.kafka.linger_ms."""
     compression = None if kafka.compression == "none" else kafka.compression
     if compression is not None and not _CODECS[compression]():
         raise ValueError(
@@ -103,7 +103,7 @@ def producer_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
         "acks": "all",
         "enable_idempotence": True,
         "compression_type": compression,
-        "linger_ms": kafka.linger_ms,
+        "linger_ms": kafka.linger_ms if linger_ms is None else linger_ms,
         # Large batches: per-request overhead, not bytes, limits a Python producer's throughput.
         "batch_size": 512 * 1024,
         # Our own limit (max_message_bytes, applied by truncation) must be the one that bites.

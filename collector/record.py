@@ -5,9 +5,10 @@ The scorer imports this module; the collector never imports the scorer.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 # Major version: a scorer refuses any other major. Minor additions keep the major.
 RECORD_MAJOR = 1
@@ -15,6 +16,11 @@ RECORD_VERSION = f"{RECORD_MAJOR}.0"
 
 # Attributes copied onto the record besides the triple; everything else stays in the trace.
 ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version")
+
+
+def wire_json(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, the encoding of every ragpulse topic (records, scores, dead letters)."""
+    return orjson.dumps(message)
 
 
 class RecordError(ValueError):
@@ -75,13 +81,13 @@ class Record:
         }
 
     def to_json(self) -> bytes:
-        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return wire_json(self.to_dict())
 
     @classmethod
     def from_json(cls, payload: bytes | str) -> Record:
         try:
-            d = json.loads(payload)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            d = orjson.loads(payload)
+        except orjson.JSONDecodeError as e:
             raise RecordError("invalid_json", str(e)) from e
         if not isinstance(d, dict):
             raise RecordError("invalid_record", "record is not a JSON object")

@@ -13,7 +13,8 @@ RecordTooLarge says so and the caller counts it.
 from __future__ import annotations
 
 import dataclasses
-import json
+
+import orjson
 
 from ragpulse.collector.record import Record
 
@@ -26,7 +27,7 @@ class RecordTooLarge(ValueError):
 
 def _json_len(text: str) -> int:
     """Bytes `text` takes as a JSON string in Record.to_json (quotes and escapes included)."""
-    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+    return len(orjson.dumps(text))
 
 
 def _cut_to(text: str, max_json_bytes: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from ragpulse.scorer.drift import DriftConfig
-from ragpulse.scorer.judge.openai_judge import OpenAIJudgeConfig
+from ragpulse.scorer.judge.openai_config import OpenAIJudgeConfig
 
 ENV_PREFIX = "RAGPULSE_"
 

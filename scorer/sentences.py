@@ -10,8 +10,12 @@ import re
 _ABBREVIATIONS = frozenset(
     ("Mr", "Mrs", "Ms", "Dr", "St", "Mt", "vs", "e.g", "i.e", "etc", "No", "Jr", "Sr", "Inc", "Co")
 )
-_BOUNDARY = re.compile(r"[。！？]\s*|\s*\n\s*|[.!?]\s+")
+# Candidates only (one character class, which the regex engine scans fast); Latin punctuation is
+# a boundary only when whitespace follows, checked in split_sentences.
+_BOUNDARY = re.compile(r"[。！？.!?\n]\s*")
 _LAST_WORD = re.compile(r"([\w.]+)$")
+# str.isalnum() as a class: word characters without the underscore.
+_ALNUM = re.compile(r"[^\W_]")
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -26,16 +30,23 @@ def _is_abbreviation(text: str, dot: int) -> bool:
 def split_sentences(text: str) -> list[str]:
     # One pass over candidate boundaries, with the abbreviation check only where a dot is
     # followed by space: a regex with look-behinds for each abbreviation costs ~1 ms per KB.
-    pieces: list[str] = []
+    sentences: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(text):
-        if text[m.start()] == "." and _is_abbreviation(text, m.start()):
+        mark = m.start()
+        if text[mark] in ".!?" and (m.end() == mark + 1 or (text[mark] == "." and _is_abbreviation(text, mark))):
             continue
-        pieces.append(text[start : m.end()])
+        _keep(text[start : m.end()], sentences)
         start = m.end()
-    pieces.append(text[start:])
-    parts = (p.strip() for p in pieces)
-    return [p for p in parts if p and any(ch.isalnum() for ch in p)]
+    _keep(text[start:], sentences)
+    return sentences
+
+
+def _keep(piece: str, sentences: list[str]) -> None:
+    """Keep a piece that holds a letter or digit: bare punctuation or whitespace is no sentence."""
+    piece = piece.strip()
+    if _ALNUM.search(piece):
+        sentences.append(piece)
 
 
 def context_sentences(contexts: list[str]) -> list[str]:

@@ -7,7 +7,6 @@ ragpulse.scores and ragpulse.dlq topics.
 from __future__ import annotations
 
 import collections
-import json
 import threading
 from typing import Any, Protocol
 
@@ -74,6 +73,3 @@ class RecentDeadLetters:
     def close(self) -> None:
         pass
 
-
-def scores_json(scores: dict[str, Any]) -> bytes:
-    return json.dumps(scores, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

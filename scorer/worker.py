@@ -93,6 +93,13 @@ class Worker:
         self._deduper = deduper
         self._rolling = RollingMeans(config.rolling_window)
         self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
+        self._judge_cache: dict[str, _JudgeChildren] = {}
+        self._scored_cache: dict[str, Any] = {}
+        judge_name = judge.name
+        # Touched on every record, zero included: the cost panel shows 0 for a free judge, not "no data".
+        self._prompt_tokens = metrics.judge_tokens.labels(judge=judge_name, kind="prompt")
+        self._completion_tokens = metrics.judge_tokens.labels(judge=judge_name, kind="completion")
+        self._cost = metrics.judge_cost.labels(judge=judge_name)
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
         # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
@@ -113,8 +120,19 @@ class Worker:
             self._metrics.queue_depth.set(self._consumer.depth())
             deliveries = self._consumer.poll(max_records=self._config.concurrency, timeout_s=0.2)
             for delivery in deliveries:
+                if self._config.concurrency == 1:
+                    # Nothing to overlap: handing each record to a pool thread would only add
+                    # thread switches (a third of a no-op judge's cost per record).
+                    self._handle_guarded(delivery)
+                    continue
                 self._slots.acquire()
-                self._pool.submit(self._handle_guarded, delivery)
+                self._pool.submit(self._handle_in_slot, delivery)
+
+    def _handle_in_slot(self, delivery: Delivery) -> None:
+        try:
+            self._handle_guarded(delivery)
+        finally:
+            self._slots.release()
 
     def _handle_guarded(self, delivery: Delivery) -> None:
         try:
@@ -124,7 +142,6 @@ class Worker:
             self._dead_letter(delivery, "internal_error", "see the scorer's log", self._config.max_attempts)
         finally:
             self._consumer.commit(delivery)
-            self._slots.release()
 
     def handle(self, delivery: Delivery) -> None:
         self._metrics.records_consumed.inc()
@@ -216,24 +233,36 @@ class Worker:
             )
         return children
 
+    def _judge_children(self, metric: str) -> _JudgeChildren:
+        children = self._judge_cache.get(metric)
+        if children is None:
+            m, judge = self._metrics, self._judge.name
+            children = self._judge_cache[metric] = _JudgeChildren(
+                ok=m.judge_requests.labels(judge=judge, outcome="ok"),
+                latency=m.judge_latency.labels(judge=judge, metric=metric),
+                calls=m.judge_calls.labels(judge=judge, metric=metric),
+            )
+        return children
+
     def _export(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> None:
         m = self._metrics
         service = self._service_label(record.service)
         route = self._route_label(record.route) if m.with_route else ""
         weight = record.sampling.adjusted_count
-        judge = self._judge.name
         prompt_tokens = completion_tokens = 0
         cost = 0.0
         for name, o in outcomes.items():
-            m.judge_requests.labels(judge=judge, outcome=o.error or "ok").inc()
-            m.judge_latency.labels(judge=judge, metric=name).observe(o.seconds)
-            m.judge_calls.labels(judge=judge, metric=name).inc(o.usage.calls)
+            judge_children = self._judge_children(name)
+            judge_children.latency.observe(o.seconds)
+            judge_children.calls.inc(o.usage.calls)
             prompt_tokens += o.usage.prompt_tokens
             completion_tokens += o.usage.completion_tokens
             cost += o.usage.cost_usd
             if o.value is None:
+                m.judge_requests.labels(judge=self._judge.name, outcome=o.error or "unknown").inc()
                 m.metric_failures.labels(metric=name, reason=o.error or "unknown").inc()
                 continue
+            judge_children.ok.inc()
             children = self._score_children(service, route, name)
             children.score.observe(o.value)
             children.weighted_sum.inc(weight * o.value)
@@ -241,12 +270,21 @@ class Worker:
             if o.value < self._config.bad_event_threshold.get(name, 0.0):
                 children.bad_weight.inc(weight)
             children.rolling_mean.set(self._rolling.add((service, name), o.value, weight))
-        # Always touched, zero included: the cost panel shows 0 for a free judge, not "no data".
-        m.judge_tokens.labels(judge=judge, kind="prompt").inc(prompt_tokens)
-        m.judge_tokens.labels(judge=judge, kind="completion").inc(completion_tokens)
-        m.judge_cost.labels(judge=judge).inc(cost)
-        m.records_scored.labels(service=service).inc()
+        self._prompt_tokens.inc(prompt_tokens)
+        self._completion_tokens.inc(completion_tokens)
+        self._cost.inc(cost)
+        scored = self._scored_cache.get(service)
+        if scored is None:
+            scored = self._scored_cache[service] = m.records_scored.labels(service=service)
+        scored.inc()
         m.scoring_latency.observe(elapsed)
+
+
+@dataclass(frozen=True)
+class _JudgeChildren:
+    ok: Any
+    latency: Any
+    calls: Any
 
 
 @dataclass(frozen=True)

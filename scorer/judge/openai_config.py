@@ -1,0 +1,96 @@
+"""Settings of the `openai` judge: typed, validated at start. Kept apart from the judge so that
+reading the configuration never imports the openai SDK (seconds of start-up for every scorer)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ragpulse.scorer.judge.cost import DEFAULT_PRICES, WINDOW_SECONDS, Price
+
+_MODES = ("auto", "on", "off")
+_FORMATS = ("auto", "json_schema", "json_object")
+
+
+@dataclass
+class OpenAIJudgeConfig:
+    model: str
+    base_url: str | None = None  # None: api.openai.com; for Azure, the resource endpoint
+    api_key: str | None = field(default_factory=lambda: os.environ.get("OPENAI_API_KEY"))
+    azure_deployment: str | None = None
+    azure_api_version: str | None = None
+    embedding_model: str | None = None  # None: the fallback embedder (the local judge's)
+    temperature: float = 0.0
+    seed: int | None = 0
+    timeout_s: float = 60.0  # whole request, first byte to last
+    max_retries: int = 4
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    rpm: float | None = None
+    tpm: float | None = None
+    max_concurrency: int = 4
+    prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    budget_usd: float | None = None
+    budget_window: str = "day"
+    use_logprobs: str = "auto"  # auto: ask, and drop the request option if the endpoint rejects it
+    response_format: str = "auto"  # auto: json_schema, falling back to json_object if rejected
+    n_questions: int = 3
+    # One call reads the answer for both faithfulness (claims) and answer relevancy (questions).
+    combine_answer_calls: bool = True
+    max_repairs: int = 1
+    cache_size: int = 4096
+    breaker_failures: int = 5
+    breaker_cooldown_s: float = 10.0
+    breaker_max_wait_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, name: str, what: str) -> None:
+            if not ok:
+                raise ValueError(f"openai judge config: {name}: {what}, got {getattr(self, name)!r}")
+
+        need(bool(self.model and self.model.strip()), "model", "a model name is required")
+        need(
+            self.base_url is None or self.base_url.startswith(("http://", "https://")),
+            "base_url",
+            "expected an http(s) URL",
+        )
+        # OpenAI itself and Azure need a key; a local server usually takes any.
+        need(bool(self.api_key) or self._is_custom_endpoint(), "api_key", "set it or OPENAI_API_KEY")
+        need(
+            (self.azure_deployment is None) == (self.azure_api_version is None),
+            "azure_api_version",
+            "azure_deployment and azure_api_version go together",
+        )
+        need(
+            self.azure_deployment is None or self.base_url is not None, "base_url", "Azure needs the resource endpoint"
+        )
+        need(0.0 <= self.temperature <= 2.0, "temperature", "expected 0..2")
+        need(self.timeout_s > 0, "timeout_s", "expected > 0")
+        need(self.max_retries >= 0, "max_retries", "expected >= 0")
+        need(0 < self.backoff_base_s <= self.backoff_max_s, "backoff_base_s", "expected 0 < base <= max")
+        need(self.rpm is None or self.rpm > 0, "rpm", "expected > 0 or unset")
+        need(self.tpm is None or self.tpm > 0, "tpm", "expected > 0 or unset")
+        need(self.max_concurrency >= 1, "max_concurrency", "expected >= 1")
+        need(self.budget_usd is None or self.budget_usd > 0, "budget_usd", "expected > 0 or unset")
+        need(self.budget_window in WINDOW_SECONDS, "budget_window", f"expected one of {sorted(WINDOW_SECONDS)}")
+        need(
+            self.budget_usd is None or self.model in self.prices,
+            "prices",
+            f"a budget needs a price for model {self.model!r}",
+        )
+        need(
+            all(p.prompt_per_1m >= 0 and p.completion_per_1m >= 0 for p in self.prices.values()),
+            "prices",
+            "expected non-negative USD per 1M tokens",
+        )
+        need(self.use_logprobs in _MODES, "use_logprobs", f"expected one of {_MODES}")
+        need(self.response_format in _FORMATS, "response_format", f"expected one of {_FORMATS}")
+        need(1 <= self.n_questions <= 10, "n_questions", "expected 1..10")
+        need(self.max_repairs >= 0, "max_repairs", "expected >= 0")
+        need(self.cache_size >= 0, "cache_size", "expected >= 0")
+        need(self.breaker_failures >= 1, "breaker_failures", "expected >= 1")
+        need(self.breaker_cooldown_s > 0, "breaker_cooldown_s", "expected > 0")
+        need(self.breaker_max_wait_s > 0, "breaker_max_wait_s", "expected > 0")
+
+    def _is_custom_endpoint(self) -> bool:
+        return self.base_url is not None and self.azure_deployment is None
