@@ -15,7 +15,8 @@ the load generator and the measured processes share them):
 3. scorer group: the records topic pre-filled; 1 and 2 scorer processes (this script's
    `scorer-worker` mode, the same KafkaScorer as `ragpulse scorer`) with a no-op judge (the
    scorer's own overhead: Kafka, worker, metric code, Prometheus, scores topic) and with the
-   local judge; records/s between the first and the last scored record, from /metrics.
+   local judge; records/s from the moment every process has scored a record (the group has
+   settled) to the last scored record, from /metrics.
 
 Targets (issue "Kafka scale-out"): collector >= 10,000 spans/s and >= 60% of the bare producer;
 no-op judge >= 2,000 records/s per process; 2 processes >= 1.7x of 1 when the judge is the
@@ -273,16 +274,16 @@ def otlp_client(endpoint: str, body_file: str) -> None:
         t.join()
 
 
-def scored_total(endpoints: list[str]) -> float:
+def scored_counts(endpoints: list[str]) -> list[float]:
     from prometheus_client.parser import text_string_to_metric_families
 
-    total = 0.0
+    counts = []
     for endpoint in endpoints:
         with urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=5) as r:
             text = r.read().decode()
-        for family in text_string_to_metric_families(text):
-            total += sum(s.value for s in family.samples if s.name == "ragpulse_records_scored_total")
-    return total
+        counts.append(sum(s.value for family in text_string_to_metric_families(text)
+                          for s in family.samples if s.name == "ragpulse_records_scored_total"))
+    return counts
 
 
 def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, bytes]], judge: str,
@@ -312,15 +313,19 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
             endpoints.append(metrics)
         for proc, log in procs:
             wait_line(proc, log, "ready")
+        # The rate counts from the moment every process has scored a record (the group has
+        # settled: a joining member's rebalance is start-up, not throughput) to the last record.
         first_at, first_count = None, 0.0
         while True:
-            count = scored_total(endpoints)
-            now = time.monotonic()
-            if first_at is None and count > 0:
+            counts = scored_counts(endpoints)
+            count, now = sum(counts), time.monotonic()
+            if first_at is None and min(counts) > 0:
                 first_at, first_count = now, count
             if count >= len(values):
+                if first_at is None or count - first_count < len(values) / 2:
+                    raise RuntimeError(f"the group settled too late to measure ({counts}); use more records")
                 return (count - first_count) / (now - first_at)
-            time.sleep(0.1)
+            time.sleep(0.25)
     finally:
         for proc, _ in procs:
             proc.send_signal(signal.SIGTERM)
