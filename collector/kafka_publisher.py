@@ -22,6 +22,7 @@ from kafka.partitioner import Partitioner, murmur2
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ragpulse.collector.bus import BusFull
+from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.collector.record import Record
 from ragpulse.collector.truncate import truncate_record
 from ragpulse.config import KafkaConfig
@@ -127,8 +128,7 @@ def producer_config(kafka: KafkaConfig, client_suffix: str, linger_ms: int | Non
             f"{_CODEC_PACKAGES[compression]!r} is not installed; install it or use gzip"
         )
     return {
-        "bootstrap_servers": [s.strip() for s in kafka.bootstrap_servers.split(",")],
-        "client_id": f"{kafka.client_id}-{client_suffix}",
+        **connection_config(kafka, client_suffix),
         "acks": "all",
         "enable_idempotence": True,
         "compression_type": compression,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
+from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.config import KafkaConfig
 
 log = logging.getLogger(__name__)
@@ -43,14 +44,17 @@ def ragpulse_topics(kafka: KafkaConfig) -> list[TopicSpec]:
 
 def ensure_topics(kafka: KafkaConfig, specs: list[TopicSpec], timeout_s: float = 30.0) -> list[str]:
     """Create the topics in `specs` that do not exist; returns the names created."""
-    servers = [s.strip() for s in kafka.bootstrap_servers.split(",")]
     try:
-        admin = KafkaAdminClient(bootstrap_servers=servers, client_id=f"{kafka.client_id}-admin",
-                                 request_timeout_ms=int(timeout_s * 1000),
+        admin = KafkaAdminClient(**connection_config(kafka, "admin"), request_timeout_ms=int(timeout_s * 1000),
                                  bootstrap_timeout_ms=int(timeout_s * 1000))
     except kafka_errors.KafkaError as e:  # kafka-python 3: KafkaTimeoutError "Unable to bootstrap"
+        # A refused SASL login looks the same from here (kafka-python retries it until the timeout).
+        login = ""
+        if kafka.security_protocol.startswith("SASL_"):
+            login = (", or it refused the SASL login (bus.kafka.sasl_username, bus.kafka.sasl_password, "
+                     f"bus.kafka.sasl_mechanism {kafka.sasl_mechanism})")
         raise TopicSetupError(
-            f"cannot reach Kafka at {kafka.bootstrap_servers} (bus.kafka.bootstrap_servers): {e}"
+            f"cannot reach Kafka at {kafka.bootstrap_servers} (bus.kafka.bootstrap_servers){login}: {e}"
         ) from e
     try:
         existing = set(admin.list_topics())

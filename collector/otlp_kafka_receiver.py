@@ -23,6 +23,7 @@ from kafka.structs import OffsetAndMetadata
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ragpulse.collector.bus import BusFull
+from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import KafkaConfig
@@ -76,8 +77,7 @@ class OtlpKafkaReceiver:
         self._retry_after_s = 1.0
         self._stop = threading.Event()
         self._consumer = KafkaConsumer(
-            bootstrap_servers=[s.strip() for s in kafka.bootstrap_servers.split(",")],
-            client_id=f"{kafka.client_id}-otlp-input",
+            **connection_config(kafka, "otlp-input"),
             group_id=source.group_id,
             enable_auto_commit=False,
             auto_offset_reset="earliest",

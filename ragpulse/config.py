@@ -136,6 +136,18 @@ class KafkaConfig:
     rebalance_timeout_s: float = 20.0
     # A scorer that stops heartbeating (crashed, SIGKILL) loses its partitions after this long.
     session_timeout_ms: int = 45_000
+    # Connection security for managed clusters: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
+    security_protocol: str = "PLAINTEXT"
+    # SASL (the SASL_* protocols): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. Set the password from the
+    # environment (RAGPULSE_BUS__KAFKA__SASL_PASSWORD), not in a file under version control.
+    sasl_mechanism: str = "PLAIN"
+    sasl_username: str = ""
+    sasl_password: str = field(default="", repr=False)
+    # TLS (SSL, SASL_SSL): the CA that signed the brokers' certificates (empty: the system's CAs),
+    # and a client certificate and key for mutual TLS.
+    ssl_cafile: str = ""
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
     otlp_input: OtlpKafkaInputConfig = field(default_factory=OtlpKafkaInputConfig)
 
 
@@ -376,11 +388,38 @@ def _validate_extract(extract: ExtractConfig) -> None:
             raise ConfigError(f"{where} must be at least 1, got {value}")
 
 
+def _validate_kafka_security(kafka: KafkaConfig) -> None:
+    protocols = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+    if kafka.security_protocol not in protocols:
+        raise ConfigError(
+            f"bus.kafka.security_protocol must be one of {', '.join(protocols)}, got {kafka.security_protocol!r}"
+        )
+    if kafka.security_protocol.startswith("SASL_"):
+        mechanisms = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+        if kafka.sasl_mechanism not in mechanisms:
+            raise ConfigError(
+                f"bus.kafka.sasl_mechanism must be one of {', '.join(mechanisms)}, got {kafka.sasl_mechanism!r}"
+            )
+        if not kafka.sasl_username or not kafka.sasl_password:
+            raise ConfigError(
+                f"bus.kafka.security_protocol is {kafka.security_protocol}: set bus.kafka.sasl_username and "
+                "bus.kafka.sasl_password (RAGPULSE_BUS__KAFKA__SASL_PASSWORD)"
+            )
+    if kafka.security_protocol.endswith("SSL"):
+        for key in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
+            path = getattr(kafka, key)
+            if path and not Path(path).is_file():
+                raise ConfigError(f"bus.kafka.{key}: no such file {path!r}")
+        if bool(kafka.ssl_certfile) != bool(kafka.ssl_keyfile):
+            raise ConfigError("bus.kafka.ssl_certfile and bus.kafka.ssl_keyfile go together (mutual TLS)")
+
+
 def _validate_kafka(kafka: KafkaConfig) -> None:
     for server in kafka.bootstrap_servers.split(","):
         parse_endpoint(server.strip(), "bus.kafka.bootstrap_servers")
     if kafka.compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
         raise ConfigError(f"bus.kafka.compression must be none, gzip, snappy, lz4 or zstd, got {kafka.compression!r}")
+    _validate_kafka_security(kafka)
     if kafka.otlp_input.encoding not in ("otlp_proto", "otlp_json"):
         raise ConfigError(
             f"bus.kafka.otlp_input.encoding must be otlp_proto or otlp_json, got {kafka.otlp_input.encoding!r}"

@@ -28,6 +28,7 @@ from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ragpulse.collector.bus import Delivery
+from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.config import KafkaConfig
 
 log = logging.getLogger(__name__)
@@ -232,8 +233,7 @@ class KafkaRecordConsumer:
         self._next_lag = 0.0
         self._lag = 0
         self._consumer = KafkaConsumer(
-            bootstrap_servers=[s.strip() for s in kafka.bootstrap_servers.split(",")],
-            client_id=f"{kafka.client_id}-scorer",
+            **connection_config(kafka, "scorer"),
             group_id=kafka.group_id,
             enable_auto_commit=False,
             # A new group starts at the oldest record: records published before the first scorer

@@ -35,13 +35,20 @@ class KafkaBroker:
     """Handle on the running broker: its address, and stop/start for the fault tests. A restart
     keeps the data dir, so topics, records and committed offsets survive it."""
 
+    # A second listener that takes SASL/PLAIN logins (bus.kafka.security_protocol tests).
+    SASL_USER = "ragpulse"
+    SASL_PASSWORD = "test-only-secret"
+
     def __init__(self, datadir: Path) -> None:
         self.datadir = datadir
         self.port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
+        self.sasl_bootstrap = f"127.0.0.1:{free_port()}"
 
     def _run(self, *args: str) -> None:
-        proc = subprocess.run([str(BROKER_SH), *args], capture_output=True, text=True, timeout=180)
+        env = {**os.environ, "KAFKA_SASL_PORT": self.sasl_bootstrap.rsplit(":", 1)[1],
+               "KAFKA_SASL_USERS": f"{self.SASL_USER}:{self.SASL_PASSWORD}"}
+        proc = subprocess.run([str(BROKER_SH), *args], capture_output=True, text=True, timeout=180, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"broker.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
 

@@ -25,6 +25,7 @@ class RagpulseProcess:
         demo: bool = False,
         command: str = "up",
         wait: bool = True,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.command = command
         self.grpc = f"127.0.0.1:{free_port()}"
@@ -47,7 +48,8 @@ class RagpulseProcess:
         if demo:
             args += ["--demo", "--demo-interval", "0.2"]
         self._log = open(self.log_path, "w")  # noqa: SIM115 - kept open for the process's life
-        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, **(env or {})})
         if wait:
             self.wait_ready()
 

@@ -10,6 +10,9 @@
 # Restarting with the same DATADIR keeps the topics and offsets (the fault tests rely on it).
 # Environment: RAGPULSE_KAFKA_HOME (jar cache), KAFKA_HEAP_OPTS (default -Xmx512m -Xms256m),
 # KAFKA_VERSION is not read here: the broker is whatever fetch.sh fetched.
+# KAFKA_SASL_PORT and KAFKA_SASL_USERS ("name:password,..."), read when DATADIR is first formatted:
+# a second client listener on that port that takes SASL/PLAIN logins (for trying and testing
+# ragpulse's bus.kafka.security_protocol: SASL_PLAINTEXT).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,13 +37,21 @@ java_cmd() {
 
 write_config() {
   local port="$1" datadir="$2" cport="$3"
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+  local advertised="PLAINTEXT://127.0.0.1:$port"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if [[ -n "${KAFKA_SASL_PORT:-}" ]]; then
+    listeners="$listeners,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT"
+    advertised="$advertised,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT"
+    protocols="$protocols,SASL_PLAINTEXT:SASL_PLAINTEXT"
+  fi
   cat > "$datadir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$datadir/logs
@@ -60,11 +71,21 @@ group.initial.rebalance.delay.ms=0
 num.network.threads=2
 num.io.threads=4
 PROPS
+  if [[ -n "${KAFKA_SASL_PORT:-}" ]]; then
+    # SASL/PLAIN users as "name:password,name2:password2" (clients only; brokers talk PLAINTEXT).
+    local users="" pair
+    for pair in ${KAFKA_SASL_USERS//,/ }; do users="$users user_${pair%%:*}=\"${pair#*:}\""; done
+    cat >> "$datadir/server.properties" <<PROPS
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$users;
+PROPS
+  fi
 }
 
 cmd_wait() {
   local datadir="$1" timeout="${2:-90}" port
-  port="$(sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$datadir/server.properties")"
+  port="$(sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1:\([0-9]*\).*$/\1/p' "$datadir/server.properties")"
   local deadline=$((SECONDS + timeout))
   while ((SECONDS < deadline)); do
     pid_alive "$datadir" || die "broker exited; last lines of $datadir/broker.log:

@@ -9,9 +9,10 @@ from typing import Any
 from ragpulse_process import RagpulseProcess
 
 
-def kafka_process(tmp: Path, command: str, settings: dict[str, Any]) -> RagpulseProcess:
+def kafka_process(tmp: Path, command: str, settings: dict[str, Any],
+                  env: dict[str, str] | None = None) -> RagpulseProcess:
     """`ragpulse collector` or `ragpulse scorer`, started; call wait_ready() before use."""
-    return RagpulseProcess(tmp, settings, command=command, wait=False)
+    return RagpulseProcess(tmp, settings, command=command, wait=False, env=env)
 
 
 def total(processes: list[RagpulseProcess], name: str, **labels: str) -> float:
