@@ -121,8 +121,8 @@ class Worker:
             deliveries = self._consumer.poll(max_records=self._config.concurrency, timeout_s=0.2)
             for delivery in deliveries:
                 if self._config.concurrency == 1:
-                    # Nothing to overlap: handing each record to a pool thread would only add
-                    # thread switches (a third of a no-op judge's cost per record).
+                    # Nothing to overlap: score on the poll thread rather than hand each record
+                    # to a pool thread and back.
                     self._handle_guarded(delivery)
                     continue
                 self._slots.acquire()
