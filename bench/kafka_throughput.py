@@ -12,11 +12,11 @@ the load generator and the measured processes share them):
 2. collector: a `ragpulse collector` process, OTLP/HTTP protobuf requests of 100 spans (~3 KB of
    RAG text per span, 100% sampling) from a client process with pre-encoded bodies; records/s
    from the first request until the broker's end offsets hold every record;
-3. scorer group: the records topic pre-filled; 1 and 2 scorer processes (this script's
+3. scorer group: 1 and 2 scorer processes, the records written once the group is stable (this script's
    `scorer-worker` mode, the same KafkaScorer as `ragpulse scorer`) with a no-op judge (the
    scorer's own overhead: Kafka, worker, metric code, Prometheus, scores topic) and with the
-   local judge; records/s from the moment every process has scored a record (the group has
-   settled) to the last scored record, from /metrics.
+   local judge; records/s from the moment every process has scored a record to the last scored
+   record, from /metrics.
 
 Targets (issue "Kafka scale-out"): collector >= 10,000 spans/s and >= 60% of the bare producer;
 no-op judge >= 2,000 records/s per process; 2 processes >= 1.7x of 1 when the judge is the
@@ -292,12 +292,7 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
 
     suffix = f"{judge}{processes}c{concurrency}"
     kafka = kafka_settings(broker, suffix)
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=512 * 1024)
     broker.create_topic(kafka["records_topic"], partitions=kafka["records_partitions"])
-    for key, value in values:
-        producer.send(kafka["records_topic"], key=key, value=value)
-    producer.flush()
-    producer.close()
 
     procs, endpoints = [], []
     try:
@@ -313,8 +308,15 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
             endpoints.append(metrics)
         for proc, log in procs:
             wait_line(proc, log, "ready")
-        # The rate counts from the moment every process has scored a record (the group has
-        # settled: a joining member's rebalance is start-up, not throughput) to the last record.
+        # Records go in once the group has settled with every member, so no member drains the
+        # topic alone while the others are still joining.
+        wait_group_stable(broker, kafka["group_id"], processes)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=512 * 1024)
+        for key, value in values:
+            producer.send(kafka["records_topic"], key=key, value=value)
+        producer.flush()
+        producer.close()
+        # The rate counts from the moment every process has scored a record to the last record.
         first_at, first_count = None, 0.0
         while True:
             counts = scored_counts(endpoints)
@@ -331,6 +333,24 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
             proc.send_signal(signal.SIGTERM)
         for proc, _ in procs:
             proc.wait(60)
+
+
+def wait_group_stable(broker: KafkaBroker, group: str, members: int, timeout_s: float = 90.0) -> None:
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            described = admin.describe_groups([group]).get(group, {})
+            state = described.get("group_state") or described.get("state")
+            if state == "Stable" and len(described.get("members") or []) == members:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"group {group} not stable with {members} members: {described}")
+            time.sleep(0.2)
+    finally:
+        admin.close()
 
 
 def scorer_worker(config_path: str, judge_name: str) -> None:
