@@ -8,12 +8,13 @@ port, so nothing else must run. Measured in one run, on whatever cores the machi
 the load generator and the measured processes share them):
 
 1. bare producer: kafka-python KafkaProducer with ragpulse's producer settings (acks=all,
-   idempotent, gzip) sending the same record JSON the collector would produce — the ceiling;
+   idempotent, --compression, the trace-id partitioner) sending the same record JSON the collector
+   would produce — the ceiling;
 2. collector: a `ragpulse collector` process, OTLP/HTTP protobuf requests of 100 spans (~3 KB of
    RAG text per span, 100% sampling) from a client process with pre-encoded bodies; records/s
    from the first request until the broker's end offsets hold every record;
-3. scorer group: 1 and 2 scorer processes, the records written once the group is stable (this script's
-   `scorer-worker` mode, the same KafkaScorer as `ragpulse scorer`) with a no-op judge (the
+3. scorer group: 1 and 2 scorer processes, the records written once the group is stable (this
+   script's `scorer-worker` mode, the same KafkaScorer as `ragpulse scorer`) with a no-op judge (the
    scorer's own overhead: Kafka, worker, metric code, Prometheus, scores topic) and with the
    local judge; records/s from the moment every process has scored a record to the last scored
    record, from /metrics.
