@@ -14,6 +14,17 @@ _RANDOM_BITS = 56
 _SCALE = 1 << _RANDOM_BITS
 
 
+def trace_randomness(trace_id: bytes) -> int:
+    """The random part of a trace id: its low 56 bits."""
+    return int.from_bytes(trace_id[-7:], "big")
+
+
+def keeps(randomness: int, probability: float) -> bool:
+    """Whether a trace with this randomness is kept at `probability`; a lower probability keeps a
+    subset of what a higher one keeps."""
+    return randomness >= round((1.0 - probability) * _SCALE)
+
+
 class ConsistentSampler:
     def __init__(self, config: SamplingConfig) -> None:
         self._default = config.default_probability
@@ -28,8 +39,6 @@ class ConsistentSampler:
         probability, rule = self.rule(service)
         if probability <= 0.0:
             return None
-        threshold = round((1.0 - probability) * _SCALE)
-        randomness = int.from_bytes(trace_id[-7:], "big")
-        if randomness < threshold:
+        if not keeps(trace_randomness(trace_id), probability):
             return None
         return Sampling(probability=probability, adjusted_count=1.0 / probability, rule=rule)

@@ -25,7 +25,9 @@ from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, ScorerMetr
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge
+from ragpulse.scorer.judge.cost import Budget
 from ragpulse.scorer.judge.factory import build_judge
+from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web.page import LivePage
 from ragpulse.scorer.worker import RecordDeduper, ScoreObserver, Worker
@@ -103,10 +105,17 @@ def build_scorer(
         service_label=LabelGuard(tuple(config.prometheus.service_allow_list), cap),
         route_label=LabelGuard(tuple(config.prometheus.route_allow_list), cap),
         deduper=deduper,
+        pacer=_pacer(judge),
     )
     page = LivePage(history, scores, dead_letters, drift, registry,
                     low_threshold=config.scorer.bad_event_threshold.get("faithfulness", 0.5))
     return ScorerParts(worker, judge, scores, dead_letters, observers, page.handle)
+
+
+def _pacer(judge: Judge) -> BudgetPacer | None:
+    """A pacer when the judge spends money under a budget it asks to spread (scorer.openai.budget_*)."""
+    budget = getattr(judge, "budget", None)
+    return BudgetPacer(budget) if isinstance(budget, Budget) and budget.paced else None
 
 
 class OneProcess:

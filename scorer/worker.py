@@ -23,6 +23,7 @@ from ragpulse.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
+from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
 
@@ -79,6 +80,7 @@ class Worker:
         service_label: LabelGuard,
         route_label: LabelGuard,
         deduper: RecordDeduper | None = None,
+        pacer: BudgetPacer | None = None,
     ) -> None:
         self._consumer = consumer
         self._judge = judge
@@ -91,6 +93,7 @@ class Worker:
         self._service_label = service_label
         self._route_label = route_label
         self._deduper = deduper
+        self._pacer = pacer
         self._rolling = RollingMeans(config.rolling_window)
         self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
         self._judge_cache: dict[str, _JudgeChildren] = {}
@@ -153,6 +156,12 @@ class Worker:
         if self._deduper is not None and self._deduper.seen(record.id):
             self._metrics.records_skipped.labels(reason="duplicate").inc()
             return
+        if self._pacer is not None:
+            paced, reason = self._pacer.admit(record)
+            if paced is None:
+                self._metrics.records_skipped.labels(reason=reason).inc()
+                return
+            record = paced
         text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer)
         started = time.perf_counter()
         attempt = 0
@@ -178,6 +187,8 @@ class Worker:
                     self._dead_letter(delivery, "scoring_error", f"{type(e).__name__}: {e}", attempt)
                     return
         elapsed = time.perf_counter() - started
+        if self._pacer is not None:
+            self._pacer.scored(sum(o.usage.cost_usd for o in outcomes.values()))
         self._export(record, outcomes, elapsed)
         self._scores.publish(record.id, self._message(record, outcomes, elapsed))
         values = {name: o.value for name, o in outcomes.items() if o.value is not None}

@@ -4,6 +4,7 @@ JudgeError('budget_exhausted') until the next window starts."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -35,10 +36,13 @@ WINDOW_SECONDS = {"hour": 3600, "day": 86400}
 
 
 class Budget:
-    def __init__(self, limit_usd: float | None, window: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, limit_usd: float | None, window: str, clock: Callable[[], float] = time.time,
+                 paced: bool = False) -> None:
         if window not in WINDOW_SECONDS:
             raise ValueError(f"budget_window: expected one of {sorted(WINDOW_SECONDS)}, got {window!r}")
         self.limit_usd = limit_usd
+        # Whether the scorer should spread this budget over its window (scorer/pacing.py).
+        self.paced = paced and limit_usd is not None
         self._seconds = WINDOW_SECONDS[window]
         self._clock = clock
         self._lock = threading.Lock()
@@ -58,6 +62,16 @@ class Budget:
         with self._lock:
             self._roll()
             return self._spent
+
+    def remaining_usd(self) -> float:
+        with self._lock:
+            self._roll()
+            return math.inf if self.limit_usd is None else self.limit_usd - self._spent
+
+    def remaining_s(self) -> float:
+        """Seconds until the window rolls over."""
+        now = self._clock()
+        return (int(now // self._seconds) + 1) * self._seconds - now
 
     def check(self) -> None:
         """Refuse a new call once the window's budget is spent. Calls already in flight still

@@ -32,6 +32,9 @@ class OpenAIJudgeConfig:
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     budget_usd: float | None = None
     budget_window: str = "day"
+    # Spread the budget over its window: score a share of the records (consistent by trace id) and
+    # scale their weights, instead of scoring everything until the money runs out (scorer/pacing.py).
+    budget_pacing: bool = True
     use_logprobs: str = "auto"  # auto: ask, and drop the request option if the endpoint rejects it
     response_format: str = "auto"  # auto: json_schema, falling back to json_object if rejected
     n_questions: int = 3

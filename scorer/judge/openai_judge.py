@@ -248,7 +248,7 @@ class OpenAIJudge:
         self._backoff = Backoff(config.backoff_base_s, config.backoff_max_s)
         self._rng = random.Random()
         self._price = config.prices.get(config.model)
-        self.budget = Budget(config.budget_usd, config.budget_window)
+        self.budget = Budget(config.budget_usd, config.budget_window, paced=config.budget_pacing)
         self._cache = _LRU(config.cache_size)
         # What the endpoint turned out to support, learnt once per process and endpoint.
         self._endpoint = _ENDPOINT_FEATURES.setdefault(
