@@ -102,7 +102,14 @@ class OtlpKafkaReceiver:
         next_commit = 0.0
         try:
             while not self._stop.is_set():
-                batches = self._consumer.poll(timeout_ms=200, max_records=100)
+                try:
+                    batches = self._consumer.poll(timeout_ms=200, max_records=100)
+                except kafka_errors.KafkaError as e:
+                    # Evicted from the group, a rebalance, a broker restart: the input must live
+                    # on (a dead thread would stop taking spans silently); the next poll rejoins.
+                    log.warning("OTLP Kafka input: poll failed (%s: %s); retrying", type(e).__name__, e)
+                    self._stop.wait(1.0)
+                    continue
                 for tp, messages in batches.items():
                     for message in messages:
                         if not self._one(tp, message.value or b"", message.offset):
