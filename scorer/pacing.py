@@ -44,18 +44,13 @@ class BudgetPacer:
         self._cost_per_record: float | None = None
         self._lock = threading.Lock()
 
-    def share(self) -> float:
-        """The share of records to score now, in [0, 1]."""
-        with self._lock:
-            return self._share(self._clock())
-
     def _arrival_rate(self, now: float) -> float:
-        if self._first_arrival is None or self._last_arrival is None:
+        """Records per second; called right after an arrival is counted, so nothing to decay."""
+        if self._first_arrival is None:
             return 0.0
-        decayed = self._decayed_arrivals * math.exp(-(now - self._last_arrival) / self._horizon_s)
         # Early on fewer than horizon_s seconds have been seen: divide by the decayed time observed.
         seen = max(now - self._first_arrival, 1.0)
-        return decayed / (self._horizon_s * -math.expm1(-seen / self._horizon_s))
+        return self._decayed_arrivals / (self._horizon_s * -math.expm1(-seen / self._horizon_s))
 
     def _share(self, now: float) -> float:
         remaining_usd = self._budget.remaining_usd()
