@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from ragpulse.collector.bus import BusFull
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.telemetry import CollectorMetrics
+from ragpulse.config import format_endpoint
 
 
 class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
@@ -39,6 +40,8 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
 
 
 class OtlpGrpcReceiver:
+    protocol = "grpc"
+
     def __init__(
         self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
     ) -> None:
@@ -47,9 +50,10 @@ class OtlpGrpcReceiver:
             options=[("grpc.max_receive_message_length", max_request_bytes)],
         )
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(pipeline, metrics), self._server)
-        self.port = self._server.add_insecure_port(f"{host}:{port}")
+        self.port = self._server.add_insecure_port(format_endpoint(host, port))
         if self.port == 0:
             raise OSError(f"cannot listen for OTLP gRPC on {host}:{port}")
+        self.endpoint = format_endpoint(host, self.port)
 
     def start(self) -> None:
         self._server.start()

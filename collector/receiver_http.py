@@ -26,6 +26,8 @@ TRACES_PATH = "/v1/traces"
 
 
 class OtlpHttpReceiver(BackgroundHTTPServer):
+    protocol = "http"
+
     def __init__(
         self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
     ) -> None:

@@ -51,6 +51,11 @@ class CollectorParts:
     receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver]
     metrics: CollectorMetrics
 
+    def endpoint(self, protocol: str) -> str:
+        """Where the "grpc" or "http" receiver listens as bound (a configured port 0 shows the
+        port the system chose), or "off"."""
+        return next((r.endpoint for r in self.receivers if r.protocol == protocol), "off")
+
 
 @dataclass
 class ScorerParts:

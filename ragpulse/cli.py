@@ -9,10 +9,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragpulse import __version__
 from ragpulse.config import Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from ragpulse.app import CollectorParts
 
 log = logging.getLogger("ragpulse")
 
@@ -37,6 +40,10 @@ def _wait_for_signal() -> None:
     stop.wait()
 
 
+def _receivers(collector: CollectorParts) -> str:
+    return f"OTLP gRPC {collector.endpoint('grpc')}, OTLP HTTP {collector.endpoint('http')}"
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from ragpulse.app import OneProcess
 
@@ -44,11 +51,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
     app = OneProcess(config)
     app.start()
-    grpc_at = config.receiver.grpc_endpoint if config.receiver.enable_grpc else "off"
-    http_at = config.receiver.http_endpoint if config.receiver.enable_http else "off"
     print(
-        f"ragpulse {__version__} up: OTLP gRPC {grpc_at}, OTLP HTTP {http_at}, "
-        f"metrics and live page http://{config.prometheus.endpoint}/ "
+        f"ragpulse {__version__} up: {_receivers(app.collector)}, "
+        f"metrics and live page http://{app.http.endpoint}/ "
         f"(judge {app.scorer.judge.name}, ready in {time.monotonic() - started:.1f} s)",
         flush=True,
     )
@@ -58,7 +63,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
         if not config.receiver.enable_http:
             raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
-        demo = DemoTraffic(config.receiver.http_endpoint, interval_s=args.demo_interval)
+        demo = DemoTraffic(app.collector.endpoint("http"), interval_s=args.demo_interval)
         demo.start()
     _wait_for_signal()
     if demo is not None:
@@ -83,16 +88,14 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
     process.start()
     kafka = config.bus.kafka
     if args.command == "collector":
-        grpc_at = config.receiver.grpc_endpoint if config.receiver.enable_grpc else "off"
-        http_at = config.receiver.http_endpoint if config.receiver.enable_http else "off"
-        source = f"OTLP gRPC {grpc_at}, OTLP HTTP {http_at}"
+        source = _receivers(process.collector)
         if kafka.otlp_input.enabled:
             source += f", Kafka topic {kafka.otlp_input.topic} ({kafka.otlp_input.encoding})"
         where = f"{source} → {kafka.records_topic}"
     else:
         where = f"{kafka.records_topic} (group {kafka.group_id}) → {kafka.scores_topic}, {kafka.dlq_topic}"
     print(f"ragpulse {__version__} {args.command}: {where} on {kafka.bootstrap_servers}; "
-          f"metrics http://{config.prometheus.endpoint}/metrics (ready in {time.monotonic() - started:.1f} s)",
+          f"metrics http://{process.http.endpoint}/metrics (ready in {time.monotonic() - started:.1f} s)",
           flush=True)
     _wait_for_signal()
     result = process.stop()

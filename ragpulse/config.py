@@ -319,6 +319,10 @@ def parse_endpoint(value: str, where: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def format_endpoint(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _probability(value: float, where: str) -> None:
     if not 0.0 <= value <= 1.0:
         raise ConfigError(f"{where} must be between 0 and 1, got {value}")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from ragpulse.config import format_endpoint
+
 
 class BackgroundHTTPServer:
     def __init__(self, host: str, port: int, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        self._host = host
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
@@ -16,6 +19,11 @@ class BackgroundHTTPServer:
     @property
     def port(self) -> int:
         return self._server.server_address[1]
+
+    @property
+    def endpoint(self) -> str:
+        """HOST:PORT as bound: a configured port 0 shows the port the system chose."""
+        return format_endpoint(self._host, self.port)
 
     def start(self) -> None:
         self._thread.start()

@@ -149,6 +149,12 @@ class KafkaConsumerMetrics:
             ["event"],
             registry=registry,
         )
+        self.assigned = Gauge(
+            "ragpulse_kafka_assigned_partitions",
+            "Partitions of the records topic this scorer owns now (0 while it waits for a rebalance "
+            "or when the group has more members than partitions).",
+            registry=registry,
+        )
         self.released = Counter(
             "ragpulse_kafka_released_in_flight",
             "In-flight records released unfinished on a rebalance (rebalance_timeout_s passed); "
@@ -187,12 +193,14 @@ class _Rebalance(AsyncConsumerRebalanceListener):
             log.warning("released %d unfinished records of revoked partitions", released)
         owner._forget_lag(revoked)
         owner._metrics.rebalances.labels(event="revoked").inc(len(revoked))
+        owner._metrics.assigned.dec(len(revoked))
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         self._owner._tracker.assign(assigned)
         self._owner._rewind_pending = True
         self._owner._rebalancing = False
         self._owner._metrics.rebalances.labels(event="assigned").inc(len(assigned))
+        self._owner._metrics.assigned.inc(len(assigned))
         log.info("assigned partitions %s", sorted((tp.topic, tp.partition) for tp in assigned))
 
     async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
@@ -202,6 +210,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         self._owner._metrics.released.inc(released)
         self._owner._forget_lag(lost)
         self._owner._metrics.rebalances.labels(event="lost").inc(len(lost))
+        self._owner._metrics.assigned.dec(len(lost))
 
 
 class KafkaRecordConsumer:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -41,18 +42,12 @@ def check_model(path: Path) -> None:
         raise RuntimeError(f"{path}: sha256 {digest.hexdigest()} is not the pinned {MODEL_SHA256}")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def llama_server(n_ctx: int = 4096, threads: int = 2, log_path: Path | None = None) -> Iterator[str]:
     """Start the server, wait until it answers, yield its base URL (…/v1), stop it."""
     path = model_path()
     check_model(path)
-    port = _free_port()
+    port = free_port()
     cmd = [
         str(llm_venv() / "bin" / "python"), "-m", "llama_cpp.server",
         "--model", str(path), "--model_alias", MODEL_ALIAS,

@@ -1,11 +1,36 @@
-"""Free loopback ports for the servers the tests start."""
+"""Free loopback ports for servers the tests cannot start on port 0 (the Kafka broker and
+Prometheus take their ports from their configuration)."""
 
 from __future__ import annotations
 
+import random
 import socket
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port that is free now, chosen below the ephemeral range.
+
+    A port from bind(0) is in the ephemeral range, where every outgoing connection (Kafka
+    clients open many) also takes its local port: between this call and the server's bind one of
+    them can take it. Below the range only another explicit bind can.
+    """
+    low, _ = _ephemeral_range()
+    candidates = list(range(max(1024, low - 12000), low))
+    random.shuffle(candidates)
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free loopback port below the ephemeral range")

@@ -1,9 +1,14 @@
-"""A real `ragpulse` subprocess (`up`, `collector` or `scorer`) on free loopback ports, for
-end-to-end tests."""
+"""A real `ragpulse` subprocess (`up`, `collector` or `scorer`) for end-to-end tests.
+
+It listens on port 0 everywhere and the addresses are read from its banner: ports picked free
+beforehand can be taken by another socket before the process binds them (EADDRINUSE in CI).
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ports import free_port
 from prometheus_client.parser import text_string_to_metric_families
+
+_names = itertools.count()
+_RECEIVERS = re.compile(r"OTLP gRPC ([^\s,]+), OTLP HTTP ([^\s,]+)")
 
 
 class RagpulseProcess:
@@ -28,19 +35,18 @@ class RagpulseProcess:
         env: dict[str, str] | None = None,
     ) -> None:
         self.command = command
-        self.grpc = f"127.0.0.1:{free_port()}"
-        self.http = f"127.0.0.1:{free_port()}"
-        self.metrics = f"127.0.0.1:{free_port()}"
+        # Known once the banner is printed (wait_ready).
+        self.grpc = self.http = self.metrics = ""
         config: dict[str, Any] = {
-            "receiver": {"grpc_endpoint": self.grpc, "http_endpoint": self.http},
-            "prometheus": {"endpoint": self.metrics},
+            "receiver": {"grpc_endpoint": "127.0.0.1:0", "http_endpoint": "127.0.0.1:0"},
+            "prometheus": {"endpoint": "127.0.0.1:0"},
         }
         for section, values in (settings or {}).items():
             if isinstance(values, dict):
                 config.setdefault(section, {}).update(values)
             else:
                 config[section] = values
-        name = f"{command}-{self.metrics.rsplit(':', 1)[1]}"
+        name = f"{command}-{os.getpid()}-{next(_names)}"
         self.config_path = tmp / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
         self.log_path = tmp / f"{name}.log"
@@ -59,15 +65,26 @@ class RagpulseProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"ragpulse {self.command} exited with {self.proc.returncode}: {self.log()}")
-            if "ready in" not in self.log():
+            banner = next((line for line in self.log().splitlines() if "ready in" in line), None)
+            if banner is None:
                 time.sleep(0.1)
                 continue
+            self._read_addresses(banner)
             try:
                 self.scrape_text()
                 return self
             except OSError:
                 time.sleep(0.1)
         raise TimeoutError(f"ragpulse {self.command} not ready within {timeout_s} s: {self.log()}")
+
+    def _read_addresses(self, banner: str) -> None:
+        metrics = re.search(r" http://([^/\s]+)/", banner)
+        receivers = _RECEIVERS.search(banner)
+        if metrics is None or (receivers is None and self.command != "scorer"):  # a scorer has no receivers
+            raise AssertionError(f"addresses missing from the banner: {banner!r}")
+        self.metrics = metrics.group(1)
+        if receivers is not None:
+            self.grpc, self.http = receivers.groups()
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")

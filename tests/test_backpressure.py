@@ -11,7 +11,6 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
-from ragpulse_process import free_port
 
 from ragpulse.app import build_collector
 from ragpulse.collector.bus import InProcessBus
@@ -26,23 +25,22 @@ def one_record_request(trace_byte: int) -> ExportTraceServiceRequest:
 
 @pytest.fixture
 def full_bus_collector():
-    config = Config(receiver=ReceiverConfig(grpc_endpoint=f"127.0.0.1:{free_port()}",
-                                            http_endpoint=f"127.0.0.1:{free_port()}"))
+    config = Config(receiver=ReceiverConfig(grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0"))
     bus = InProcessBus(capacity=1, put_timeout_s=0.05)
     registry = CollectorRegistry()
     parts = build_collector(config, bus, registry)
     for receiver in parts.receivers:
         receiver.start()
     bus.publish(b"filler", b"{}")  # the bus is now full and nobody consumes it
-    yield config, bus, registry
+    yield parts, bus, registry
     for receiver in parts.receivers:
         receiver.stop()
 
 
 def test_http_answers_503_with_retry_after(full_bus_collector) -> None:
-    config, bus, registry = full_bus_collector
+    parts, bus, registry = full_bus_collector
     request = urllib.request.Request(
-        f"http://{config.receiver.http_endpoint}/v1/traces",
+        f"http://{parts.endpoint('http')}/v1/traces",
         data=one_record_request(7).SerializeToString(),
         headers={"Content-Type": "application/x-protobuf"},
     )
@@ -60,8 +58,8 @@ def test_http_answers_503_with_retry_after(full_bus_collector) -> None:
 
 
 def test_grpc_answers_unavailable(full_bus_collector) -> None:
-    config, _, registry = full_bus_collector
-    with grpc.insecure_channel(config.receiver.grpc_endpoint) as channel:
+    parts, _, registry = full_bus_collector
+    with grpc.insecure_channel(parts.endpoint("grpc")) as channel:
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         with pytest.raises(grpc.RpcError) as err:
             stub.Export(one_record_request(9), timeout=5)

@@ -6,6 +6,7 @@ topics. The fault tests SIGKILL a scorer and restart the broker mid-stream; no r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import threading
@@ -24,6 +25,7 @@ from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
 from ragpulse.collector.record import Record, Sampling
 from ragpulse.config import KafkaConfig
 
+PARTITIONS = 4
 CONTEXTS = ["東京都の人口は約1400万人で、日本の都道府県で最も多い。", "大阪府の人口は約880万人である。"]
 
 
@@ -32,7 +34,7 @@ def settings(cfg: KafkaConfig, **sampling: Any) -> dict[str, Any]:
         "bus": {"kind": "kafka", "kafka": {
             "bootstrap_servers": cfg.bootstrap_servers, "records_topic": cfg.records_topic,
             "scores_topic": cfg.scores_topic, "dlq_topic": cfg.dlq_topic, "group_id": cfg.group_id,
-            "records_partitions": 4, "commit_interval_ms": 200, "session_timeout_ms": 6000,
+            "records_partitions": PARTITIONS, "commit_interval_ms": 200, "session_timeout_ms": 6000,
             "rebalance_timeout_s": 10.0,
         }},
         "sampling": sampling or {"default_probability": 1.0},
@@ -40,11 +42,17 @@ def settings(cfg: KafkaConfig, **sampling: Any) -> dict[str, Any]:
 
 
 def start(tmp: Path, cfg: KafkaConfig, scorers: int, **sampling: Any) -> tuple[RagpulseProcess, list[RagpulseProcess]]:
+    cfg = dataclasses.replace(cfg, records_partitions=PARTITIONS)
     ensure_topics(cfg, ragpulse_topics(cfg))  # so that both scorers join one group at once
     collector = kafka_process(tmp, "collector", settings(cfg, **sampling))
     group = [kafka_process(tmp, "scorer", settings(cfg, **sampling)) for _ in range(scorers)]
     for p in [collector, *group]:
         p.wait_ready()
+    # Traffic only once every scorer owns partitions: the first member to join would otherwise
+    # score everything before the rebalance hands the second its share.
+    wait_until(lambda: all(p.value("ragpulse_kafka_assigned_partitions") > 0 for p in group)
+               and total(group, "ragpulse_kafka_assigned_partitions") == PARTITIONS, 60,
+               "every scorer to own partitions of the records topic")
     return collector, group
 
 
