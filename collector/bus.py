@@ -26,6 +26,8 @@ class Delivery:
     value: bytes
     # Whatever the bus needs to commit this delivery (a Kafka partition and offset, ...).
     token: Any = None
+    # Scorers that took this record before and stopped without finishing it (a crash).
+    abandoned: int = 0
 
 
 class RecordPublisher(Protocol):

@@ -10,6 +10,7 @@ At-least-once, with scoring running concurrently:
 - on a rebalance, in-flight records of revoked partitions get `rebalance_timeout_s` to finish
   and be committed; after that they are released (the next owner scores them again).
 Lag is the broker's high watermark minus the lowest unfinished offset, per partition.
+A record that kills the scorer process is found through notes on the commits (crash_guard.py).
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from dataclasses import dataclass, field
 from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka import errors as kafka_errors
 from kafka.consumer.fetcher import ConsumerRecord
+from kafka.future import Future
 from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ragpulse.collector.bus import Delivery
 from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.config import KafkaConfig
+from ragpulse.scorer.crash_guard import HORIZON_STEP, CommitNote, PartitionGuard
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +109,18 @@ class OffsetTracker:
                 if (state := self._parts.get(tp)) is not None:
                     state.committed = max(position, state.committed or 0)
 
-    def in_flight(self, partitions: Iterable[TopicPartition]) -> int:
+    def finished(self, token: OffsetToken) -> bool:
+        """True once the record is finished, or released with its partition."""
         with self._lock:
-            return sum(len(self._parts[tp].pending) for tp in partitions if tp in self._parts)
+            state = self._parts.get(token.partition)
+            if state is None or state.epoch != token.epoch:
+                return True
+            return token.offset in state.done or token.offset not in state.pending
+
+    def in_flight(self, partitions: Iterable[TopicPartition] | None = None) -> int:
+        with self._lock:
+            wanted = self._parts if partitions is None else partitions
+            return sum(len(self._parts[tp].pending) for tp in wanted if tp in self._parts)
 
     def lowest_unfinished(self, tp: TopicPartition) -> int | None:
         with self._lock:
@@ -179,6 +191,11 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         while owner._tracker.in_flight(revoked) and time.monotonic() < deadline:
             await owner._sleep(0.05)
         positions = owner._tracker.committable(revoked)
+        # A graceful hand-over is no crash: commit without a note, so the next owner need not be
+        # careful (where this owner wrote notes: a dead predecessor's note stays).
+        for tp in revoked:
+            if (guard := owner._guards.get(tp)) is not None and guard.position is not None:
+                positions.setdefault(tp, guard.position)
         if positions and owner._flush_outputs():
             try:
                 await owner._consumer.commit_async({tp: OffsetAndMetadata(p, "", -1) for tp, p in positions.items()})
@@ -188,6 +205,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 owner._metrics.commits.labels(outcome="failed").inc()
                 log.warning("commit on revocation failed (%s): the next owner may score some records again", e)
         released = owner._tracker.release(revoked)
+        owner._forget_guards(revoked)
         if released:
             owner._metrics.released.inc(released)
             log.warning("released %d unfinished records of revoked partitions", released)
@@ -207,6 +225,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         # Evicted from the group: a commit would be refused; the new owner redoes the work.
         self._owner._generation += 1
         released = self._owner._tracker.release(lost)
+        self._owner._forget_guards(lost)
         self._owner._metrics.released.inc(released)
         self._owner._forget_lag(lost)
         self._owner._metrics.rebalances.labels(event="lost").inc(len(lost))
@@ -237,6 +256,11 @@ class KafkaRecordConsumer:
         self._rewind_pending = False
         self._rebalancing = False
         self._closing = False
+        self._guards: dict[TopicPartition, PartitionGuard] = {}
+        # Horizons being moved ahead by an asynchronous commit, so the hand-out never waits for one.
+        self._extending: dict[TopicPartition, tuple[Future, int]] = {}
+        # A record handed out alone (crash_guard.py): nothing else goes out until it finishes.
+        self._alone: OffsetToken | None = None
         self._next_commit = 0.0
         self._lag_every_s = 1.0
         self._next_lag = 0.0
@@ -263,6 +287,12 @@ class KafkaRecordConsumer:
         await self._consumer._net.sleep(seconds)
 
     def poll(self, max_records: int, timeout_s: float) -> list[Delivery]:
+        if self._alone is not None:
+            if not self._tracker.finished(self._alone):
+                time.sleep(min(timeout_s, 0.05))
+                return []
+            self._alone = None
+            self._maybe_commit(force=True)  # on record as finished before anything else goes out
         self._maybe_commit()
         if not self._fetched:
             # Fetch in larger batches than the worker asks for: each KafkaConsumer.poll is a
@@ -285,13 +315,90 @@ class KafkaRecordConsumer:
                 self._fetched.extend((generation, tp, m) for m in messages)
         out: list[Delivery] = []
         while self._fetched and len(out) < max_records:
-            generation, tp, m = self._fetched.popleft()
+            generation, tp, m = self._fetched[0]
             if generation != self._generation:
+                self._fetched.popleft()
                 continue  # fetched before a rebalance: the partition restarts from its commit
+            guard = self._guards.setdefault(tp, PartitionGuard(None, None))
+            alone = guard.careful(m.offset)
+            if alone and (out or self._tracker.in_flight()):
+                break  # it goes out alone, once everything else has finished
+            if not self._put_on_record(tp, guard, m.offset, alone):
+                break  # the commit was refused (a rebalance?): the next poll tries again
+            self._fetched.popleft()
+            token = self._tracker.start(tp, m.offset)
             # A null key or value (a tombstone, a foreign producer) still gets a delivery: the
             # worker dead-letters what it cannot parse instead of the stream stalling on it.
-            out.append(Delivery(m.key or b"", m.value or b"", self._tracker.start(tp, m.offset)))
+            out.append(Delivery(m.key or b"", m.value or b"", token, guard.abandoned(m.offset)))
+            if alone:
+                self._alone = token
+                break
+        if not out and self._fetched:
+            time.sleep(min(timeout_s, 0.05))  # waiting to hand a record out alone
         return out
+
+    def _put_on_record(self, tp: TopicPartition, guard: PartitionGuard, offset: int, alone: bool) -> bool:
+        """Commit what a successor must know before `offset` goes out (crash_guard.py): alone,
+        the offset itself with one more owner taking it (all before it is finished: flush
+        first); otherwise a horizon beyond it, at the last committed position. The horizon is
+        moved ahead asynchronously halfway through, so in a steady stream nothing waits."""
+        self._settle_extension(tp, guard)
+        if alone:
+            if not self._flush_outputs():
+                return False
+            position, note = offset, guard.taken_note(offset)
+        elif guard.needs_horizon(offset):
+            if self._extended_in_time(tp, guard, offset):
+                return True
+            if tp in self._extending:
+                return False  # the extension is late (a rebalance?): the next poll tries again
+            position = guard.position if guard.position is not None else (
+                guard.committed if guard.committed is not None else offset)
+            note = CommitNote(0, offset + HORIZON_STEP)
+        else:
+            self._extend_early(tp, guard, offset)
+            return True
+        try:
+            self._consumer.commit({tp: OffsetAndMetadata(position, note.encode(), -1)})
+        except kafka_errors.KafkaError as e:
+            self._metrics.commits.labels(outcome="failed").inc()
+            log.warning("commit before handing out offset %d of %s failed (%s); will retry", offset, tp, e)
+            return False
+        self._tracker.committed({tp: position})
+        guard.position, guard.horizon = position, note.horizon
+        return True
+
+    def _extend_early(self, tp: TopicPartition, guard: PartitionGuard, offset: int) -> None:
+        if guard.position is None or tp in self._extending or guard.horizon - offset >= HORIZON_STEP // 2:
+            return
+        horizon = offset + HORIZON_STEP
+        future = self._consumer.commit_async(
+            {tp: OffsetAndMetadata(guard.position, CommitNote(0, horizon).encode(), -1)})
+        self._extending[tp] = (future, horizon)
+
+    def _extended_in_time(self, tp: TopicPartition, guard: PartitionGuard, offset: int) -> bool:
+        """Wait for the extension on its way, if any (the hand-out outran it); True once the
+        horizon covers `offset`."""
+        extending = self._extending.get(tp)
+        if extending is None:
+            return False
+        deadline = time.monotonic() + 5.0
+        while not extending[0].is_done and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._settle_extension(tp, guard)
+        return not guard.needs_horizon(offset)
+
+    def _settle_extension(self, tp: TopicPartition, guard: PartitionGuard) -> None:
+        extending = self._extending.get(tp)
+        if extending is not None and extending[0].is_done:
+            del self._extending[tp]
+            if extending[0].succeeded():
+                guard.horizon = max(guard.horizon, extending[1])
+
+    def _forget_guards(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self._guards.pop(tp, None)
+            self._extending.pop(tp, None)
 
     def commit(self, delivery: Delivery) -> None:
         self._tracker.finish(delivery.token)
@@ -307,12 +414,20 @@ class KafkaRecordConsumer:
             return False
         self._rewind_pending = False
         self._fetched.clear()
+        self._guards.clear()
+        self._extending.clear()
         for tp in self._consumer.assignment():
-            committed = self._consumer.committed(tp)
+            committed = self._consumer.committed(tp, metadata=True)
             if committed is None:
                 self._consumer.seek_to_beginning(tp)  # auto_offset_reset="earliest"
-            else:
-                self._consumer.seek(tp, committed)
+                self._guards[tp] = PartitionGuard(None, None)
+                continue
+            self._consumer.seek(tp, committed.offset)
+            guard = self._guards[tp] = PartitionGuard(committed.offset, CommitNote.decode(committed.metadata))
+            if guard.careful(committed.offset):
+                log.warning("the previous owner of %s-%d stopped without handing it over (a crash?): "
+                            "offsets %d to %d go out one at a time", tp.topic, tp.partition,
+                            committed.offset, guard.careful_to)
         return True
 
     def _flush_outputs(self) -> bool:
@@ -332,7 +447,8 @@ class KafkaRecordConsumer:
         if not positions or not self._flush_outputs():
             return
         try:
-            self._consumer.commit({tp: OffsetAndMetadata(p, "", -1) for tp, p in positions.items()})
+            self._consumer.commit({tp: OffsetAndMetadata(p, self._running_note(tp), -1)
+                                   for tp, p in positions.items()})
         except kafka_errors.KafkaError as e:
             # A rebalance or a broker restart: the records stay uncommitted and finished; the
             # next commit (or the next owner, after redelivery) covers them.
@@ -340,7 +456,18 @@ class KafkaRecordConsumer:
             log.warning("offset commit failed (%s: %s); will retry", type(e).__name__, e)
             return
         self._tracker.committed(positions)
+        for tp, position in positions.items():
+            if (guard := self._guards.get(tp)) is not None:
+                guard.position = position
         self._metrics.commits.labels(outcome="ok").inc()
+
+    def _running_note(self, tp: TopicPartition) -> str:
+        """The note of a periodic commit: the furthest horizon announced, confirmed or on its way
+        (a lower one landing after the extension would let a crash fall beyond it)."""
+        guard = self._guards.get(tp)
+        if guard is None or guard.horizon < 0:
+            return ""
+        return CommitNote(0, max(guard.horizon, self._extending.get(tp, (None, -1))[1])).encode()
 
     def depth(self) -> int:
         now = time.monotonic()

@@ -148,6 +148,12 @@ class Worker:
 
     def handle(self, delivery: Delivery) -> None:
         self._metrics.records_consumed.inc()
+        if delivery.abandoned >= self._config.max_attempts:
+            # Checked before parsing: the parse itself may be what kills the process.
+            self._dead_letter(delivery, "scorer_crashed",
+                              f"{delivery.abandoned} scorers stopped without finishing this record "
+                              "(a crash, an OOM kill or an eviction while scoring it)", delivery.abandoned)
+            return
         try:
             record = Record.from_json(delivery.value)
         except RecordError as e:

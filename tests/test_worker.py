@@ -115,6 +115,23 @@ def test_fault_injected_crash_retries_then_dead_letters() -> None:
     assert "injected bug" in letter["detail"]
 
 
+@pytest.mark.parametrize(("abandoned", "scored"), [(2, True), (3, False)])
+def test_a_record_abandoned_by_max_attempts_crashed_scorers_is_dead_lettered_unscored(
+        abandoned: int, scored: bool) -> None:
+    from ragpulse.collector.bus import Delivery
+
+    parts = build_scorer(Config(), InProcessBus(1), CollectorRegistry(), LocalJudge())
+    parts.worker.handle(Delivery(b"k", record().to_json(), None, abandoned))
+    assert len(parts.scores.snapshot()) == (1 if scored else 0)
+    letters = parts.dead_letters.snapshot()
+    if not scored:
+        (letter,) = letters
+        assert letter["reason"] == "scorer_crashed" and letter["attempts"] == 3
+        assert json.loads(letter["payload"])["id"] == record().id
+    else:
+        assert letters == []
+
+
 def test_nan_from_a_judge_is_a_failure() -> None:
     judge = FaultInjectingJudge("none", RuntimeError())
     judge.verify = lambda rec, statements, usage: [float("nan")] * len(statements)  # type: ignore[method-assign]

@@ -7,14 +7,16 @@ import json
 import threading
 import time
 
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
+from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry
 
 from ragpulse.collector.bus import Delivery
 from ragpulse.collector.kafka_publisher import KafkaProducerMetrics
 from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
 from ragpulse.config import KafkaConfig
+from ragpulse.scorer.crash_guard import CommitNote
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks
 from ragpulse.scorer.sinks import RecentScores
@@ -213,3 +215,56 @@ def test_a_partition_assigned_back_after_a_rebalance_restarts_at_its_commit(
     assert seen["first"] | seen["second"] == {f"r{i}".encode() for i in range(2000)}
     first.close()
     second[0].close()
+
+
+def group_notes(bootstrap: str, group: str) -> dict[int, tuple[int, CommitNote | None]]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        offsets = admin.list_group_offsets(group)[group]
+    finally:
+        admin.close()
+    return {tp.partition: (o.offset, CommitNote.decode(o.metadata)) for tp, o in offsets.items()}
+
+
+def test_commits_carry_a_horizon_note_and_a_clean_close_clears_it(kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, records_partitions=1)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 100, partitions=1)
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    deliveries = poll_until(consumer, 100)
+    assert len(deliveries) == 100 and all(d.abandoned == 0 for d in deliveries)
+    # Nothing beyond the committed horizon was handed out.
+    offset, note = group_notes(kafka_broker.bootstrap, cfg.group_id)[0]
+    assert note is not None and note.abandoned == 0 and note.horizon >= 99
+    for d in deliveries:
+        consumer.commit(d)
+    time.sleep(0.2)
+    consumer.poll(max_records=1, timeout_s=0.1)
+    assert group_notes(kafka_broker.bootstrap, cfg.group_id)[0] == (100, CommitNote(0, note.horizon))
+    consumer.close()
+    assert group_notes(kafka_broker.bootstrap, cfg.group_id)[0] == (100, None)
+
+
+def test_after_an_owner_died_its_records_go_out_one_at_a_time_up_to_its_horizon(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, records_partitions=1)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 30, partitions=1)
+    # What a scorer that crashed once on offset 10, having handed out up to 15, left behind.
+    dead = KafkaConsumer(bootstrap_servers=kafka_broker.bootstrap, group_id=cfg.group_id, enable_auto_commit=False)
+    tp = TopicPartition(cfg.records_topic, 0)
+    dead.commit({tp: OffsetAndMetadata(10, CommitNote(1, 15).encode(), -1)})
+    dead.close()
+
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(CollectorRegistry()))
+    for expected in range(10, 16):
+        (d,) = poll_until(consumer, 1)
+        assert d.token.offset == expected and d.abandoned == (1 if expected == 10 else 0)
+        # Committed before it went out: if it crashes this owner too, the next one knows.
+        assert group_notes(kafka_broker.bootstrap, cfg.group_id)[0] == (
+            expected, CommitNote(2 if expected == 10 else 1, 15))
+        assert consumer.poll(max_records=100, timeout_s=0.2) == []  # nothing else while it runs
+        consumer.commit(d)
+    rest = poll_until(consumer, 14)
+    assert [d.token.offset for d in rest] == list(range(16, 30))
+    consumer.close()
