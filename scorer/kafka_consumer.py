@@ -167,6 +167,12 @@ class KafkaConsumerMetrics:
             "or when the group has more members than partitions).",
             registry=registry,
         )
+        self.alone = Counter(
+            "ragpulse_kafka_records_taken_alone",
+            "Records handed out one at a time because the partition's previous owner died "
+            "without handing it over (a crash, an OOM kill): each is committed before it is scored.",
+            registry=registry,
+        )
         self.released = Counter(
             "ragpulse_kafka_released_in_flight",
             "In-flight records released unfinished on a rebalance (rebalance_timeout_s passed); "
@@ -332,6 +338,7 @@ class KafkaRecordConsumer:
             out.append(Delivery(m.key or b"", m.value or b"", token, guard.abandoned(m.offset)))
             if alone:
                 self._alone = token
+                self._metrics.alone.inc()
                 break
         if not out and self._fetched:
             time.sleep(min(timeout_s, 0.05))  # waiting to hand a record out alone

@@ -296,6 +296,7 @@ def careful_after_a_dead_owner(kafka_broker, cfg: KafkaConfig) -> bool:
             consumer.commit(d)
         rest = poll_until(consumer, 14)
         assert [d.token.offset for d in rest] == list(range(16, 30))
+        assert registry.get_sample_value("ragpulse_kafka_records_taken_alone_total") == 6
         return True
     finally:
         consumer.close()
