@@ -6,8 +6,8 @@ partition stalls for good and the retry count of the worker, kept in memory, die
 
 So every commit by an owner carries a note, "ragpulse:abandoned=K;horizon=H":
 - horizon H: the owner hands out no offset above H before it has committed a higher horizon
-  (one synchronous commit per HORIZON_STEP records), so whatever was in flight at a crash lies
-  between the committed offset and H;
+  (moved ahead asynchronously, by about HORIZON_S worth of records at the current rate), so
+  whatever was in flight at a crash lies between the committed offset and H;
 - abandoned K: how many owners took the record at the committed offset, alone, and stopped
   without finishing it.
 A graceful hand-over (revocation, shutdown) commits without a note. A new owner that finds a note
@@ -21,9 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PREFIX = "ragpulse:"
-# Records handed out per horizon commit: after a crash at most this many (plus the commit lag)
-# are scored one at a time.
-HORIZON_STEP = 256
+# The horizon runs ahead of the hand-out by about this much time at the partition's rate, within
+# the step bounds: horizon commits stay rare in a fast stream, and after a crash the records taken
+# one at a time stay few in a slow one (an LLM judge).
+HORIZON_S = 0.5
+MIN_STEP, MAX_STEP = 32, 4096
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class PartitionGuard:
         self.horizon = self.careful_to
         # The last position this owner committed (None: none yet).
         self.position: int | None = None
+        self._step = MIN_STEP
+        self._rate_mark: tuple[int, float] | None = None
 
     def careful(self, offset: int) -> bool:
         return offset <= self.careful_to
@@ -72,3 +76,17 @@ class PartitionGuard:
 
     def needs_horizon(self, offset: int) -> bool:
         return offset > self.horizon
+
+    def wants_extension(self, offset: int) -> bool:
+        """Halfway to the horizon: time to move it ahead before the hand-out gets there."""
+        return self.horizon - offset < self._step // 2
+
+    def next_horizon(self, offset: int, now: float) -> int:
+        """A horizon ahead of `offset` by HORIZON_S of the hand-out rate since the last call."""
+        if self._rate_mark is not None:
+            last_offset, last_time = self._rate_mark
+            if now > last_time and offset > last_offset:
+                rate = (offset - last_offset) / (now - last_time)
+                self._step = max(MIN_STEP, min(MAX_STEP, int(rate * HORIZON_S)))
+        self._rate_mark = (offset, now)
+        return offset + self._step

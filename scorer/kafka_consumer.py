@@ -32,7 +32,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from ragpulse.collector.bus import Delivery
 from ragpulse.collector.kafka_connection import connection_config
 from ragpulse.config import KafkaConfig
-from ragpulse.scorer.crash_guard import HORIZON_STEP, CommitNote, PartitionGuard
+from ragpulse.scorer.crash_guard import CommitNote, PartitionGuard
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +325,9 @@ class KafkaRecordConsumer:
             if generation != self._generation:
                 self._fetched.popleft()
                 continue  # fetched before a rebalance: the partition restarts from its commit
-            guard = self._guards.setdefault(tp, PartitionGuard(None, None))
+            guard = self._guards.get(tp)
+            if guard is None:  # not seen at the rewind (assigned during this poll)
+                guard = self._guards[tp] = PartitionGuard(None, None)
             alone = guard.careful(m.offset)
             if alone and (out or self._tracker.in_flight()):
                 break  # it goes out alone, once everything else has finished
@@ -361,7 +363,7 @@ class KafkaRecordConsumer:
                 return False  # the extension is late (a rebalance?): the next poll tries again
             position = guard.position if guard.position is not None else (
                 guard.committed if guard.committed is not None else offset)
-            note = CommitNote(0, offset + HORIZON_STEP)
+            note = CommitNote(0, guard.next_horizon(offset, time.monotonic()))
         else:
             self._extend_early(tp, guard, offset)
             return True
@@ -376,9 +378,9 @@ class KafkaRecordConsumer:
         return True
 
     def _extend_early(self, tp: TopicPartition, guard: PartitionGuard, offset: int) -> None:
-        if guard.position is None or tp in self._extending or guard.horizon - offset >= HORIZON_STEP // 2:
+        if guard.position is None or tp in self._extending or not guard.wants_extension(offset):
             return
-        horizon = offset + HORIZON_STEP
+        horizon = guard.next_horizon(offset, time.monotonic())
         future = self._consumer.commit_async(
             {tp: OffsetAndMetadata(guard.position, CommitNote(0, horizon).encode(), -1)})
         self._extending[tp] = (future, horizon)

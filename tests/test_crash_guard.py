@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragpulse.scorer.crash_guard import CommitNote, PartitionGuard
+from ragpulse.scorer.crash_guard import MAX_STEP, MIN_STEP, CommitNote, PartitionGuard
 
 
 def test_a_note_survives_the_trip_through_commit_metadata() -> None:
@@ -37,3 +37,13 @@ def test_after_a_crash_records_up_to_the_horizon_go_out_alone_and_count_their_ow
 
 def test_a_note_without_a_committed_offset_is_ignored() -> None:
     assert not PartitionGuard(committed=None, note=CommitNote(1, 10)).careful(0)
+
+
+def test_the_horizon_runs_ahead_by_half_a_second_of_the_hand_out_rate_within_bounds() -> None:
+    guard = PartitionGuard(committed=None, note=None)
+    assert guard.next_horizon(0, now=100.0) == 0 + MIN_STEP  # no rate known yet
+    assert guard.next_horizon(1000, now=101.0) == 1000 + 500  # 1,000 records/s for 0.5 s
+    assert guard.next_horizon(1001, now=111.0) == 1001 + MIN_STEP  # a slow stream (an LLM judge)
+    assert guard.next_horizon(101001, now=112.0) == 101001 + MAX_STEP
+    guard.horizon = 101001 + MAX_STEP
+    assert not guard.wants_extension(101001) and guard.wants_extension(101001 + MAX_STEP // 2 + 1)
