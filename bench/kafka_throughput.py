@@ -356,8 +356,7 @@ def wait_group_stable(broker: KafkaBroker, group: str, members: int, timeout_s: 
 
 def scorer_worker(config_path: str, judge_name: str) -> None:
     """One scorer-group member, as `ragpulse scorer` but with the judge chosen here."""
-    import threading
-
+    from ragpulse.cli import wait_for_stop_signal
     from ragpulse.config import load_config
     from ragpulse.kafka_mode import KafkaScorer
 
@@ -365,9 +364,7 @@ def scorer_worker(config_path: str, judge_name: str) -> None:
     scorer = KafkaScorer(config, judge=NoopJudge() if judge_name == "noop" else None)
     scorer.start()
     print("ready", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    stop.wait()
+    wait_for_stop_signal()
     scorer.stop()
 
 

@@ -28,7 +28,8 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
-def _wait_for_signal() -> None:
+def wait_for_stop_signal() -> None:
+    """Block until SIGINT or SIGTERM (the main thread only)."""
     stop = threading.Event()
 
     def handler(signum: int, _frame: Any) -> None:
@@ -65,7 +66,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
         demo = DemoTraffic(app.collector.endpoint("http"), interval_s=args.demo_interval)
         demo.start()
-    _wait_for_signal()
+    wait_for_stop_signal()
     if demo is not None:
         demo.stop()
     result = app.stop()
@@ -97,7 +98,7 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
     print(f"ragpulse {__version__} {args.command}: {where} on {kafka.bootstrap_servers}; "
           f"metrics http://{process.http.endpoint}/metrics (ready in {time.monotonic() - started:.1f} s)",
           flush=True)
-    _wait_for_signal()
+    wait_for_stop_signal()
     result = process.stop()
     log.info("stopped: %s", result)
     return 0 if result.get("drained", True) else 1

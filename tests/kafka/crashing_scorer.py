@@ -8,11 +8,10 @@ native code or an OOM kill would (no cleanup, no leaving the group).
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 from typing import Any
 
+from ragpulse.cli import wait_for_stop_signal
 from ragpulse.config import load_config
 from ragpulse.kafka_mode import KafkaScorer
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage
@@ -41,9 +40,7 @@ def main(config_path: str) -> None:
     scorer = KafkaScorer(config, judge=CrashingJudge(build_judge(config.scorer)))
     scorer.start()
     print("ready", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    stop.wait()
+    wait_for_stop_signal()
     scorer.stop()
 
 
