@@ -326,7 +326,9 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
                 first_at, first_count = now, count
             if count >= len(values):
                 if first_at is None or count - first_count < len(values) / 2:
-                    raise RuntimeError(f"the group settled too late to measure ({counts}); use more records")
+                    logs = "\n".join(f"--- {log.name}\n{log.read_text()[-3000:]}" for _, log in procs)
+                    raise RuntimeError(f"the group settled too late to measure ({counts}); use more "
+                                       f"records. Scorer logs:\n{logs}")
                 return (count - first_count) / (now - first_at)
             time.sleep(0.25)
     finally:
@@ -338,12 +340,16 @@ def bench_scorers(broker: KafkaBroker, tmp: Path, values: list[tuple[bytes, byte
 
 def wait_group_stable(broker: KafkaBroker, group: str, members: int, timeout_s: float = 90.0) -> None:
     from kafka.admin import KafkaAdminClient
+    from kafka.errors import KafkaError
 
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         deadline = time.monotonic() + timeout_s
         while True:
-            described = admin.describe_groups([group]).get(group, {})
+            try:
+                described = admin.describe_groups([group]).get(group, {})
+            except KafkaError:  # the coordinator is still loading on a fresh broker
+                described = {}
             state = described.get("group_state") or described.get("state")
             if state == "Stable" and len(described.get("members") or []) == members:
                 return
