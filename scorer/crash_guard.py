@@ -74,6 +74,13 @@ class PartitionGuard:
         """The note to commit at `offset` before handing it out alone."""
         return CommitNote(self.abandoned(offset) + 1, self.horizon)
 
+    def safe_position(self, offset: int) -> int:
+        """Where a horizon commit can go without moving past an unfinished record: the last
+        position committed, else the one found at the assignment, else `offset` (nothing out yet)."""
+        if self.position is not None:
+            return self.position
+        return self.committed if self.committed is not None else offset
+
     def needs_horizon(self, offset: int) -> bool:
         return offset > self.horizon
 

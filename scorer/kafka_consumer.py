@@ -361,8 +361,7 @@ class KafkaRecordConsumer:
                 return True
             if tp in self._extending:
                 return False  # the extension is late (a rebalance?): the next poll tries again
-            position = guard.position if guard.position is not None else (
-                guard.committed if guard.committed is not None else offset)
+            position = guard.safe_position(offset)
             note = CommitNote(0, guard.next_horizon(offset, time.monotonic()))
         else:
             self._extend_early(tp, guard, offset)

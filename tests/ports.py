@@ -7,13 +7,12 @@ import random
 import socket
 
 
-def _ephemeral_range() -> tuple[int, int]:
+def _ephemeral_low() -> int:
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low, high = (int(x) for x in f.read().split())
-            return low, high
-    except (OSError, ValueError):
-        return 32768, 60999
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def free_port() -> int:
@@ -23,7 +22,7 @@ def free_port() -> int:
     clients open many) also takes its local port: between this call and the server's bind one of
     them can take it. Below the range only another explicit bind can.
     """
-    low, _ = _ephemeral_range()
+    low = _ephemeral_low()
     candidates = list(range(max(1024, low - 12000), low))
     random.shuffle(candidates)
     for port in candidates:
