@@ -23,7 +23,7 @@ from kafka.structs import OffsetAndMetadata
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ragpulse.collector.bus import BusFull
-from ragpulse.collector.kafka_connection import connection_config
+from ragpulse.collector.kafka_connection import connection_config, poll_group, subscribe_known_topic
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import KafkaConfig
@@ -84,8 +84,7 @@ class OtlpKafkaReceiver:
             allow_auto_create_topics=False,
             reconnect_backoff_max_ms=2000,
         )
-        _load_metadata(self._consumer, self._topic)
-        self._consumer.subscribe([self._topic], listener=_CommitOnRevoke(self))
+        subscribe_known_topic(self._consumer, self._topic, _CommitOnRevoke(self))
         self._thread = threading.Thread(target=self._run, name="otlp-kafka-input", daemon=True)
 
     def start(self) -> None:
@@ -103,7 +102,7 @@ class OtlpKafkaReceiver:
         try:
             while not self._stop.is_set():
                 try:
-                    batches = self._consumer.poll(timeout_ms=200, max_records=100)
+                    batches = poll_group(self._consumer, timeout_ms=200, max_records=100)
                 except kafka_errors.KafkaError as e:
                     # Evicted from the group, a rebalance, a broker restart: the input must live
                     # on (a dead thread would stop taking spans silently); the next poll rejoins.
@@ -153,10 +152,3 @@ class OtlpKafkaReceiver:
             return
         self._committed.update(positions)
 
-
-def _load_metadata(consumer: KafkaConsumer, topic: str) -> None:
-    """Know the topic's partitions before joining the group: a group leader without them assigns
-    nothing, and kafka-python only notices at its next metadata refresh (minutes)."""
-    if not consumer.partitions_for_topic(topic):
-        consumer.close()
-        raise RuntimeError(f"Kafka topic {topic!r} does not exist (or this client may not describe it)")

@@ -30,7 +30,7 @@ from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ragpulse.collector.bus import Delivery
-from ragpulse.collector.kafka_connection import connection_config
+from ragpulse.collector.kafka_connection import connection_config, poll_group, subscribe_known_topic
 from ragpulse.config import KafkaConfig
 from ragpulse.scorer.crash_guard import CommitNote, PartitionGuard
 
@@ -284,8 +284,7 @@ class KafkaRecordConsumer:
             session_timeout_ms=kafka.session_timeout_ms,
             heartbeat_interval_ms=max(1000, kafka.session_timeout_ms // 10),
         )
-        _load_metadata(self._consumer, self._topic)
-        self._consumer.subscribe([self._topic], listener=_Rebalance(self))
+        subscribe_known_topic(self._consumer, self._topic, _Rebalance(self))
 
     async def _sleep(self, seconds: float) -> None:
         # kafka-python 3 has no public sleep for listener coroutines; its IO loop's own sleep
@@ -308,7 +307,7 @@ class KafkaRecordConsumer:
             # stale (dropped below); an assignment during it is seen by the rewind check.
             generation = self._generation
             try:
-                batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=FETCH_RECORDS)
+                batches = poll_group(self._consumer, int(timeout_s * 1000), FETCH_RECORDS)
                 if self._rewind_after_rebalance():
                     return []
             except kafka_errors.KafkaError as e:
@@ -529,10 +528,3 @@ class KafkaRecordConsumer:
         self._maybe_commit(force=True)
         self._consumer.close(autocommit=False)
 
-
-def _load_metadata(consumer: KafkaConsumer, topic: str) -> None:
-    """Know the topic's partitions before joining the group: a group leader without them assigns
-    nothing, and kafka-python only notices at its next metadata refresh (minutes)."""
-    if not consumer.partitions_for_topic(topic):
-        consumer.close()
-        raise RuntimeError(f"Kafka topic {topic!r} does not exist (or this client may not describe it)")

@@ -142,6 +142,32 @@ def test_scores_and_dead_letters_are_acknowledged_before_flush_returns(
                                      {"topic": kafka_config.dlq_topic}) == 1
 
 
+def test_a_new_scorer_joins_its_group_once_even_when_polled_in_short_slices(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    # kafka-python 3.0.12 drops a join that completes between two polls and joins again; with
+    # polls shorter than the join's round trip a one-member group went through generations 1..5.
+    cfg = dataclasses.replace(kafka_config, records_partitions=3)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 6, partitions=3)
+    registry = CollectorRegistry()
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
+    try:
+        got: list[Delivery] = []
+        deadline = time.monotonic() + 30
+        while len(got) < 6 and time.monotonic() < deadline:
+            got.extend(consumer.poll(max_records=10, timeout_s=0.002))
+        settle = time.monotonic() + 3  # the first metadata refresh after the join lands in here
+        while time.monotonic() < settle:
+            consumer.poll(max_records=10, timeout_s=0.002)
+        assert len(got) == 6
+        assert consumer._consumer.group_metadata().generation_id == 1
+        events = {e: registry.get_sample_value("ragpulse_kafka_rebalance_partitions_total", {"event": e}) or 0
+                  for e in ("assigned", "revoked")}
+        assert events == {"assigned": 3, "revoked": 0}
+    finally:
+        consumer.close()
+
+
 def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: KafkaConfig) -> None:
     # A short rebalance timeout: should the group rebalance during the test (seen on a loaded
     # machine), the unfinished records are released at once and handed out again, and the lag
