@@ -136,6 +136,10 @@ class KafkaConfig:
     rebalance_timeout_s: float = 20.0
     # A scorer that stops heartbeating (crashed, SIGKILL) loses its partitions after this long.
     session_timeout_ms: int = 45_000
+    # Kafka takes a scorer out of its group when its polls are further apart than this. Records
+    # fetched earlier wait while the consumer keeps polling with its partitions paused, but one
+    # record's scoring is one wait: raise it above the slowest a judge may take (retries included).
+    max_poll_interval_ms: int = 300_000
     # Connection security for managed clusters: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
     security_protocol: str = "PLAINTEXT"
     # SASL (the SASL_* protocols): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. Set the password from the
@@ -441,6 +445,7 @@ def _validate_kafka(kafka: KafkaConfig) -> None:
         ("bus.kafka.delivery_timeout_ms", kafka.delivery_timeout_ms, 1000),
         # The broker's group.min.session.timeout.ms default.
         ("bus.kafka.session_timeout_ms", kafka.session_timeout_ms, 6000),
+        ("bus.kafka.max_poll_interval_ms", kafka.max_poll_interval_ms, 1000),
     ):
         if value < low:
             raise ConfigError(f"{where} must be at least {low}, got {value}")

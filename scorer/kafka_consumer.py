@@ -283,7 +283,12 @@ class KafkaRecordConsumer:
             reconnect_backoff_max_ms=2000,
             session_timeout_ms=kafka.session_timeout_ms,
             heartbeat_interval_ms=max(1000, kafka.session_timeout_ms // 10),
+            max_poll_interval_ms=kafka.max_poll_interval_ms,
         )
+        # A quarter of the allowance: a slow judge still working through one fetch's records
+        # polls with its partitions paused this often (_keep_membership).
+        self._membership_poll_s = kafka.max_poll_interval_ms / 4000
+        self._last_kafka_poll = time.monotonic()
         subscribe_known_topic(self._consumer, self._topic, _Rebalance(self))
 
     async def _sleep(self, seconds: float) -> None:
@@ -292,6 +297,7 @@ class KafkaRecordConsumer:
         await self._consumer._net.sleep(seconds)
 
     def poll(self, max_records: int, timeout_s: float) -> list[Delivery]:
+        self._keep_membership()
         if self._alone is not None:
             if not self._tracker.finished(self._alone):
                 time.sleep(min(timeout_s, 0.05))
@@ -308,6 +314,7 @@ class KafkaRecordConsumer:
             generation = self._generation
             try:
                 batches = poll_group(self._consumer, int(timeout_s * 1000), FETCH_RECORDS)
+                self._last_kafka_poll = time.monotonic()
                 if self._rewind_after_rebalance():
                     return []
             except kafka_errors.KafkaError as e:
@@ -344,6 +351,26 @@ class KafkaRecordConsumer:
         if not out and self._fetched:
             time.sleep(min(timeout_s, 0.05))  # waiting to hand a record out alone
         return out
+
+    def _keep_membership(self) -> None:
+        """Poll Kafka, every partition paused, when records fetched long ago still wait.
+
+        Kafka polls happen when the fetched records are all handed out; a slow judge (an LLM at
+        seconds per record, FETCH_RECORDS of them) can take longer than max_poll_interval_ms over
+        them, and kafka-python then takes this scorer out of its group: a rebalance, and its
+        records scored twice. A paused poll fetches nothing and keeps the membership."""
+        if time.monotonic() - self._last_kafka_poll < self._membership_poll_s:
+            return
+        assigned = self._consumer.assignment()
+        self._consumer.pause(*assigned)
+        try:
+            poll_group(self._consumer, 0, 1)
+        except kafka_errors.KafkaError as e:
+            log.warning("poll for group membership failed (%s: %s); retrying", type(e).__name__, e)
+        finally:
+            self._consumer.resume(*(assigned & self._consumer.assignment()))
+        self._last_kafka_poll = time.monotonic()
+        self._rewind_after_rebalance()
 
     def _put_on_record(self, tp: TopicPartition, guard: PartitionGuard, offset: int, alone: bool) -> bool:
         """Commit what a successor must know before `offset` goes out (crash_guard.py): alone,

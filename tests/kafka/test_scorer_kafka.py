@@ -168,6 +168,33 @@ def test_a_new_scorer_joins_its_group_once_even_when_polled_in_short_slices(
         consumer.close()
 
 
+def test_a_slow_judge_keeps_its_partitions_while_it_works_through_a_fetch(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    # 12 records fetched at once, 1.2 s each: 14 s between two fetches, past an 8 s poll
+    # allowance; without the paused polls in between, kafka-python leaves the group at 8 s.
+    cfg = dataclasses.replace(kafka_config, records_partitions=1, max_poll_interval_ms=8000,
+                              session_timeout_ms=6000)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, 12, partitions=1)
+    registry = CollectorRegistry()
+    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
+    try:
+        got: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(got) < 12 and time.monotonic() < deadline:
+            for d in consumer.poll(max_records=1, timeout_s=0.2):
+                time.sleep(1.2)  # the judge at work
+                got.append(d.value)
+                consumer.commit(d)
+        assert got == [f"r{i}".encode() for i in range(12)]
+        assert consumer._consumer.group_metadata().generation_id == 1
+        events = {e: registry.get_sample_value("ragpulse_kafka_rebalance_partitions_total", {"event": e}) or 0
+                  for e in ("assigned", "revoked", "lost")}
+        assert events == {"assigned": 1, "revoked": 0, "lost": 0}
+    finally:
+        consumer.close()
+
+
 def test_lag_gauge_comes_from_the_high_watermark(kafka_broker, kafka_config: KafkaConfig) -> None:
     # A short rebalance timeout: should the group rebalance during the test (seen on a loaded
     # machine), the unfinished records are released at once and handed out again, and the lag
