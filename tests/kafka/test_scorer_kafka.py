@@ -142,6 +142,14 @@ def test_scores_and_dead_letters_are_acknowledged_before_flush_returns(
                                      {"topic": kafka_config.dlq_topic}) == 1
 
 
+def consumer_with_records(kafka_broker, cfg: KafkaConfig, count: int) -> tuple[KafkaRecordConsumer, CollectorRegistry]:
+    """A scorer consumer on new topics holding `count` records spread over every partition."""
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    produce(kafka_broker.bootstrap, cfg.records_topic, count, partitions=cfg.records_partitions)
+    registry = CollectorRegistry()
+    return KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry)), registry
+
+
 def rebalance_events(registry: CollectorRegistry) -> dict[str, float]:
     return {e: registry.get_sample_value("ragpulse_kafka_rebalance_partitions_total", {"event": e}) or 0
             for e in ("assigned", "revoked", "lost")}
@@ -151,11 +159,8 @@ def test_a_new_scorer_joins_its_group_once_even_when_polled_in_short_slices(
         kafka_broker, kafka_config: KafkaConfig) -> None:
     # kafka-python 3.0.12 drops a join that completes between two polls and joins again; with
     # polls shorter than the join's round trip a one-member group went through generations 1..5.
-    cfg = dataclasses.replace(kafka_config, records_partitions=3)
-    ensure_topics(cfg, ragpulse_topics(cfg))
-    produce(kafka_broker.bootstrap, cfg.records_topic, 6, partitions=3)
-    registry = CollectorRegistry()
-    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
+    consumer, registry = consumer_with_records(
+        kafka_broker, dataclasses.replace(kafka_config, records_partitions=3), 6)
     try:
         got: list[Delivery] = []
         deadline = time.monotonic() + 30
@@ -175,12 +180,8 @@ def test_a_slow_judge_keeps_its_partitions_while_it_works_through_a_fetch(
         kafka_broker, kafka_config: KafkaConfig) -> None:
     # 12 records fetched at once, 1.2 s each: 14 s between two fetches, past an 8 s poll
     # allowance; without the paused polls in between, kafka-python leaves the group at 8 s.
-    cfg = dataclasses.replace(kafka_config, records_partitions=1, max_poll_interval_ms=8000,
-                              session_timeout_ms=6000)
-    ensure_topics(cfg, ragpulse_topics(cfg))
-    produce(kafka_broker.bootstrap, cfg.records_topic, 12, partitions=1)
-    registry = CollectorRegistry()
-    consumer = KafkaRecordConsumer(cfg, KafkaConsumerMetrics(registry))
+    consumer, registry = consumer_with_records(kafka_broker, dataclasses.replace(
+        kafka_config, records_partitions=1, max_poll_interval_ms=8000, session_timeout_ms=6000), 12)
     try:
         got: list[bytes] = []
         deadline = time.monotonic() + 60
