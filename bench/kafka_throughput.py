@@ -115,7 +115,7 @@ def otlp_bodies(spans: int) -> list[bytes]:
 
 
 def record_values(count: int) -> list[tuple[bytes, bytes]]:
-    from ragpulse.collector.record import Record, Sampling
+    from ragpulse.core.wire import Record, Sampling
 
     out = []
     for i in range(count):
@@ -150,9 +150,9 @@ def end_offsets_total(broker: KafkaBroker, topic: str) -> int:
 def bench_bare_producer(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) -> float:
     from kafka import KafkaProducer
 
-    from ragpulse.collector.kafka_publisher import producer_config
-    from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
-    from ragpulse.config import KafkaConfig
+    from ragpulse.kafka.config import KafkaConfig
+    from ragpulse.kafka.producer import producer_config
+    from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "bare"))
     ensure_topics(kafka, ragpulse_topics(kafka))
@@ -173,7 +173,7 @@ def bench_consumer_only(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) 
     from kafka import KafkaProducer
     from prometheus_client import CollectorRegistry
 
-    from ragpulse.config import KafkaConfig
+    from ragpulse.kafka.config import KafkaConfig
     from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "consumer"))

@@ -21,16 +21,19 @@ from kafka_throughput import NoopJudge, otlp_bodies, record_values  # noqa: E402
 from prometheus_client import CollectorRegistry  # noqa: E402
 
 from ragpulse.app import build_scorer  # noqa: E402
-from ragpulse.collector.bus import Delivery, InProcessBus  # noqa: E402
 from ragpulse.collector.otlp_decode import PROTOBUF, decode_request  # noqa: E402
 from ragpulse.collector.pipeline import CollectorPipeline  # noqa: E402
 from ragpulse.collector.telemetry import CollectorMetrics  # noqa: E402
 from ragpulse.config import Config  # noqa: E402
+from ragpulse.core.bus import Delivery, InProcessBus  # noqa: E402
 
 
 def collector_pass(bodies: list[bytes], spans: int) -> float:
     bus = InProcessBus(spans + 1)
-    pipeline = CollectorPipeline(Config(), bus, CollectorMetrics(CollectorRegistry()))
+    config = Config()
+    pipeline = CollectorPipeline(
+        config.extract, config.sampling, config.redaction, bus, CollectorMetrics(CollectorRegistry())
+    )
     started = time.perf_counter()
     for body in bodies:
         pipeline.consume_export_request(decode_request(body, PROTOBUF), "http")

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ragpulse.collector.extract import genai, openinference, openllmetry
+from ragpulse.collector.extract.config import AssemblyConfig
 from ragpulse.collector.extract.multispan import Assembled, TraceSpan
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import AssemblyConfig
 
 
 class Convention(Protocol):

@@ -22,11 +22,11 @@ from kafka import errors as kafka_errors
 from kafka.structs import OffsetAndMetadata
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from ragpulse.collector.bus import BusFull
-from ragpulse.collector.kafka_connection import connection_config, poll_group, subscribe_known_topic
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import KafkaConfig
+from ragpulse.core.bus import BusFull
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.connection import connection_config, poll_group, subscribe_known_topic
 
 log = logging.getLogger(__name__)
 

@@ -17,15 +17,15 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from ragpulse.collector.assemble import PendingTrace, TraceAssembler
 from ragpulse.collector.attributes import attributes
-from ragpulse.collector.bus import BusFull, RecordPublisher
+from ragpulse.collector.extract.config import ExtractConfig
 from ragpulse.collector.extract.multispan import TraceSpan
 from ragpulse.collector.extract.native import extract_native
 from ragpulse.collector.extract.triple import ExtractRejection, Triple
-from ragpulse.collector.record import Record
-from ragpulse.collector.redact import Redactor
-from ragpulse.collector.sampling import ConsistentSampler
+from ragpulse.collector.redact import RedactionConfig, Redactor
+from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import Config, ExtractConfig
+from ragpulse.core.bus import BusFull, RecordPublisher
+from ragpulse.core.wire import Record
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +61,21 @@ def limit_triple(triple: Triple, limits: ExtractConfig) -> bool:
 
 
 class CollectorPipeline:
-    def __init__(self, config: Config, publisher: RecordPublisher, metrics: CollectorMetrics) -> None:
-        self._limits = config.extract
-        self._native = "native" in config.extract.conventions
-        self._assembler = TraceAssembler(config.extract.assembly, config.extract.conventions, metrics)
+    def __init__(
+        self,
+        extract: ExtractConfig,
+        sampling: SamplingConfig,
+        redaction: RedactionConfig,
+        publisher: RecordPublisher,
+        metrics: CollectorMetrics,
+    ) -> None:
+        self._limits = extract
+        self._native = "native" in extract.conventions
+        self._assembler = TraceAssembler(extract.assembly, extract.conventions, metrics)
         # Assembly deadlines are checked this often: a fraction of the grace period, at most 4 times a second.
-        self._tick_interval_s = min(0.25, max(0.01, config.extract.assembly.grace_s / 4))
-        self._sampler = ConsistentSampler(config.sampling)
-        self._redact = Redactor(config.redaction) if config.redaction.enabled else None
+        self._tick_interval_s = min(0.25, max(0.01, extract.assembly.grace_s / 4))
+        self._sampler = ConsistentSampler(sampling)
+        self._redact = Redactor(redaction) if redaction.enabled else None
         self._publisher = publisher
         self._metrics = metrics
         self._stop = threading.Event()
@@ -89,7 +96,10 @@ class CollectorPipeline:
                     try:
                         self._span(service, span, now)
                     except ExtractRejection as e:
+                        # A rejected span is a record received and dropped by a named rule, so that
+                        # received = sampled + dropped holds.
                         result.rejected_spans += 1
+                        self._metrics.service(service).received.inc()
                         self._metrics.dropped(service, e.reason).inc()
                         if len(errors) < 5:
                             errors.append(f"span {span.span_id.hex()}: {e.message}")
@@ -135,9 +145,9 @@ class CollectorPipeline:
 
     def _publish(self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int) -> None:
         """One triple, from a single span or an assembled trace: limit → redact → sample → publish."""
+        _check_ids(trace_id, span_id)
         counters = self._metrics.service(service)
         counters.received.inc()
-        _check_ids(trace_id, span_id)
         sampling = self._sampler.decide(trace_id, service)
         if sampling is None:
             self._metrics.dropped(service, "sampled_out").inc()

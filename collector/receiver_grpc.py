@@ -11,10 +11,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ragpulse.collector.bus import BusFull
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import format_endpoint
+from ragpulse.core.bus import BusFull
+from ragpulse.core.endpoints import format_endpoint
 
 
 class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):

@@ -15,11 +15,11 @@ from google.protobuf.message import Message
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from ragpulse.collector.bus import BusFull
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request, decompress, media_type
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.http_background import BackgroundHTTPServer
+from ragpulse.core.bus import BusFull
+from ragpulse.core.http_server import BackgroundHTTPServer
 
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from ragpulse.collector.extract.triple import Triple
-from ragpulse.config import RedactionConfig
+from ragpulse.core.settings import ConfigError, key
 
 BUILTIN_PATTERNS = {
     "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
@@ -14,11 +15,27 @@ BUILTIN_PATTERNS = {
 }
 
 
+@dataclass
+class RedactionConfig:
+    enabled: bool = False
+    # Regular expressions; every match in question, contexts and answer becomes `replacement`.
+    patterns: list[str] = field(default_factory=list)
+    builtin: list[str] = field(default_factory=lambda: ["email", "credit_card", "phone"])
+    replacement: str = "[REDACTED]"
+
+    def validate(self, where: str) -> None:
+        unknown = [b for b in self.builtin if b not in BUILTIN_PATTERNS]
+        if unknown:
+            raise ConfigError(f"{key(where, 'builtin')}: unknown {unknown}; known: {sorted(BUILTIN_PATTERNS)}")
+        for i, pattern in enumerate(self.patterns):
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ConfigError(f"{key(where, 'patterns')}[{i}] is not a valid regular expression: {e}") from e
+
+
 class Redactor:
     def __init__(self, config: RedactionConfig) -> None:
-        unknown = [b for b in config.builtin if b not in BUILTIN_PATTERNS]
-        if unknown:
-            raise ValueError(f"redaction.builtin: unknown {unknown}; known: {sorted(BUILTIN_PATTERNS)}")
         patterns = [BUILTIN_PATTERNS[b] for b in config.builtin] + list(config.patterns)
         self._regex = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
         self._replacement = config.replacement

@@ -1,28 +1,24 @@
-"""Consistent probabilistic sampling on the trace id.
-
-Every collector makes the same decision for the same trace: the randomness is the trace id's
-low 56 bits (W3C Trace Context level 2 random trace ids), compared with a threshold as in
-OpenTelemetry's consistent probability sampling: keep when R >= (1 - p) * 2^56.
-"""
+"""The collector's sampler: a probability per service, decided consistently on the trace id."""
 
 from __future__ import annotations
 
-from ragpulse.collector.record import Sampling
-from ragpulse.config import SamplingConfig
+from dataclasses import dataclass, field
 
-_RANDOM_BITS = 56
-_SCALE = 1 << _RANDOM_BITS
-
-
-def trace_randomness(trace_id: bytes) -> int:
-    """The random part of a trace id: its low 56 bits."""
-    return int.from_bytes(trace_id[-7:], "big")
+from ragpulse.core.sampling import keeps, trace_randomness
+from ragpulse.core.settings import key, require_probability
+from ragpulse.core.wire import Sampling
 
 
-def keeps(randomness: int, probability: float) -> bool:
-    """Whether a trace with this randomness is kept at `probability`; a lower probability keeps a
-    subset of what a higher one keeps."""
-    return randomness >= round((1.0 - probability) * _SCALE)
+@dataclass
+class SamplingConfig:
+    default_probability: float = 1.0
+    # service.name → probability; a service not listed gets default_probability.
+    per_service: dict[str, float] = field(default_factory=dict)
+
+    def validate(self, where: str) -> None:
+        require_probability(key(where, "default_probability"), self.default_probability)
+        for service, p in self.per_service.items():
+            require_probability(key(where, f"per_service.{service}"), p)
 
 
 class ConsistentSampler:

@@ -7,7 +7,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from ragpulse.collector.labels import LabelGuard
+from ragpulse.core.labels import LabelGuard
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import dataclasses
 
 import orjson
 
-from ragpulse.collector.record import Record
+from ragpulse.core.wire import Record
 
 MIN_TEXT_CHARS = 200
 

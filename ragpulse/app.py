@@ -9,17 +9,17 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
-from ragpulse.collector.bus import InProcessBus, RecordConsumer, RecordPublisher
-from ragpulse.collector.labels import LabelGuard
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_grpc import OtlpGrpcReceiver
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import Config, parse_endpoint
+from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
+from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, ScorerMetrics
 from ragpulse.scorer.history import History
@@ -39,10 +39,6 @@ log = logging.getLogger(__name__)
 
 # `_created` series double the exposition for no dashboard or alert of ours.
 disable_created_metrics()
-
-
-class Stoppable(Protocol):
-    def stop(self) -> None: ...
 
 
 @dataclass
@@ -68,8 +64,8 @@ class ScorerParts:
 
 
 def build_collector(config: Config, publisher: RecordPublisher, registry: CollectorRegistry) -> CollectorParts:
-    metrics = CollectorMetrics(registry)
-    pipeline = CollectorPipeline(config, publisher, metrics)
+    metrics = CollectorMetrics(registry, service_label=config.prometheus.service_guard())
+    pipeline = CollectorPipeline(config.extract, config.sampling, config.redaction, publisher, metrics)
     receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver] = []
     limit = config.receiver.max_request_bytes
     if config.receiver.enable_grpc:
@@ -107,8 +103,8 @@ def build_scorer(
         scores=scores if outputs is None else outputs.score_sink(also=scores),
         dead_letters=dead_letters if outputs is None else outputs.dead_letter_sink(also=dead_letters),
         observers=observers,
-        service_label=LabelGuard(tuple(config.prometheus.service_allow_list), cap),
-        route_label=LabelGuard(tuple(config.prometheus.route_allow_list), cap),
+        service_label=config.prometheus.service_guard(),
+        route_label=config.prometheus.route_guard(),
         deduper=deduper,
         pacer=_pacer(judge),
     )

@@ -76,7 +76,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def cmd_kafka_process(args: argparse.Namespace) -> int:
     """`ragpulse collector` / `ragpulse scorer`: one side of the Kafka deployment."""
-    from ragpulse.collector.kafka_topics import TopicSetupError
+    from ragpulse.kafka.topics import TopicSetupError
     from ragpulse.kafka_mode import KafkaCollector, KafkaScorer
 
     config = _config(args)

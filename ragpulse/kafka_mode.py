@@ -13,10 +13,12 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector, build_scorer
-from ragpulse.collector.kafka_publisher import KafkaProducerMetrics, KafkaRecordPublisher
-from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
+from ragpulse.collector.kafka_publisher import KafkaRecordPublisher
 from ragpulse.collector.otlp_kafka_receiver import OtlpKafkaReceiver
-from ragpulse.config import Config, ConfigError, parse_endpoint
+from ragpulse.config import Config, ConfigError
+from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.kafka.producer import KafkaProducerMetrics
+from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.dedupe import RecentRecordIds
 from ragpulse.scorer.http_server import ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge

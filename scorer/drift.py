@@ -37,7 +37,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from ragpulse.collector.record import Record
+from ragpulse.core.settings import key, require, require_at_least, require_one_of
+from ragpulse.core.wire import Record
 from ragpulse.scorer.export_prometheus import METRIC_NAMES
 
 # Two-sided normal quantiles for the confidence levels a config may ask for.
@@ -71,13 +72,18 @@ class DriftConfig:
     # Metrics watched for drift (a list, so the YAML config can set it).
     metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
 
-    def __post_init__(self) -> None:
-        if self.confidence not in _Z:
-            raise ValueError(f"drift.confidence must be one of {sorted(_Z)}, got {self.confidence}")
-        if self.min_samples < 2 or self.recent_window < 2:
-            raise ValueError("drift.min_samples and drift.recent_window must be at least 2")
-        if self.k <= 0 or self.h <= 0 or self.cap_factor < 1:
-            raise ValueError("drift.k and drift.h must be positive and drift.cap_factor >= 1")
+    def validate(self, where: str) -> None:
+        require_one_of(key(where, "confidence"), self.confidence, sorted(_Z))
+        for name in ("min_samples", "recent_window"):
+            require_at_least(key(where, name), getattr(self, name), 2)
+        for name in ("k", "h", "sigma_floor"):
+            require(getattr(self, name) > 0, key(where, name), "positive", getattr(self, name))
+        require_at_least(key(where, "cap_factor"), self.cap_factor, 1)
+        for name in ("baseline_halflife", "max_services"):
+            require_at_least(key(where, name), getattr(self, name), 1)
+        require(self.max_relative_weight > 0, key(where, "max_relative_weight"), "positive", self.max_relative_weight)
+        for name in self.metrics:
+            require_one_of(key(where, "metrics"), name, METRIC_NAMES)
 
 
 @dataclass(frozen=True)

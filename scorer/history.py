@@ -27,8 +27,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from ragpulse.collector.labels import LabelGuard
-from ragpulse.collector.record import Record
+from ragpulse.core.labels import LabelGuard
+from ragpulse.core.wire import Record
 
 
 @dataclass

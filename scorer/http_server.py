@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from ragpulse.http_background import BackgroundHTTPServer
+from ragpulse.core.http_server import BackgroundHTTPServer
 
 log = logging.getLogger(__name__)
 

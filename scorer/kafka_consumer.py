@@ -29,9 +29,9 @@ from kafka.future import Future
 from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from ragpulse.collector.bus import Delivery
-from ragpulse.collector.kafka_connection import connection_config, poll_group, subscribe_known_topic
-from ragpulse.config import KafkaConfig
+from ragpulse.core.bus import Delivery
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.connection import connection_config, poll_group, subscribe_known_topic
 from ragpulse.scorer.crash_guard import CommitNote, PartitionGuard
 
 log = logging.getLogger(__name__)

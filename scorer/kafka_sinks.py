@@ -14,15 +14,15 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
-from ragpulse.collector.kafka_publisher import (
+from ragpulse.core.wire import dead_letter_envelope, wire_json
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.producer import (
     RECORD_FRAMING_BYTES,
     KafkaProducerMetrics,
     failure_reason,
     producer_config,
 )
-from ragpulse.collector.record import wire_json
-from ragpulse.config import KafkaConfig
-from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink, dead_letter_envelope
+from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class KafkaScoreSink:
 
 
 class KafkaDeadLetterSink:
-    """DeadLetterSink: the envelope of sinks.dead_letter_envelope, the reason also as a header so
+    """DeadLetterSink: the envelope of wire.dead_letter_envelope, the reason also as a header so
     a consumer can filter without parsing."""
 
     def __init__(self, sinks: KafkaSinks, topic: str, also: DeadLetterSink | None) -> None:

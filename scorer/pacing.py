@@ -22,8 +22,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from ragpulse.collector.record import Record, Sampling
-from ragpulse.collector.sampling import keeps, trace_randomness
+from ragpulse.core.sampling import keeps, trace_randomness
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.judge.cost import Budget
 
 

@@ -10,6 +10,8 @@ import collections
 import threading
 from typing import Any, Protocol
 
+from ragpulse.core.wire import dead_letter_envelope
+
 
 class ScoreSink(Protocol):
     def publish(self, record_id: str, scores: dict[str, Any]) -> None: ...
@@ -21,18 +23,6 @@ class DeadLetterSink(Protocol):
     def publish(self, payload: bytes, reason: str, detail: str, attempts: int) -> None: ...
 
     def close(self) -> None: ...
-
-
-def dead_letter_envelope(payload: bytes, reason: str, detail: str, attempts: int) -> dict[str, Any]:
-    """The DLQ message: the reason, and the original payload kept byte for byte when it is text."""
-    try:
-        original: Any = payload.decode("utf-8")
-        encoding = "utf-8"
-    except UnicodeDecodeError:
-        original = payload.hex()
-        encoding = "hex"
-    return {"reason": reason, "detail": detail, "attempts": attempts,
-            "payload": original, "payload_encoding": encoding}
 
 
 class RecentScores:

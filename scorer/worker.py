@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragpulse.collector.bus import Delivery, RecordConsumer
-from ragpulse.collector.labels import LabelGuard
-from ragpulse.collector.record import Record, RecordError
-from ragpulse.config import ScorerConfig
+from ragpulse.core.bus import Delivery, RecordConsumer
+from ragpulse.core.labels import LabelGuard
+from ragpulse.core.wire import Record, RecordError, scores_message
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
@@ -217,20 +217,13 @@ class Worker:
             total["prompt_tokens"] += o.usage.prompt_tokens
             total["completion_tokens"] += o.usage.completion_tokens
             total["cost_usd"] += o.usage.cost_usd
-        return {
-            "v": "1.0",
-            "record_id": record.id,
-            "trace_id": record.trace_id,
-            "service": record.service,
-            "route": record.route,
-            "model": record.model,
-            "time_unix_nano": record.time_unix_nano,
-            "adjusted_count": record.sampling.adjusted_count,
-            "metrics": {name: o.to_dict() for name, o in outcomes.items()},
-            "judge": {"name": self._judge.name, "model": self._judge.model},
-            "usage": total,
-            "latency_s": round(elapsed, 4),
-        }
+        return scores_message(
+            record,
+            {name: o.to_dict() for name, o in outcomes.items()},
+            {"name": self._judge.name, "model": self._judge.model},
+            total,
+            elapsed,
+        )
 
     def _score_children(self, service: str, route: str, metric: str) -> _ScoreChildren:
         """The labelled children of one (service, route, metric), looked up once: labels() takes a

@@ -13,8 +13,9 @@ from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector
-from ragpulse.collector.bus import InProcessBus
-from ragpulse.config import Config, ReceiverConfig
+from ragpulse.collector.receiver_config import ReceiverConfig
+from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus
 
 
 def one_record_request(trace_byte: int) -> ExportTraceServiceRequest:

@@ -14,10 +14,10 @@ from fault_injecting_openai_server import FaultInjectingOpenAIServer
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_scorer
-from ragpulse.collector.bus import InProcessBus
-from ragpulse.collector.record import Record, Sampling
-from ragpulse.collector.sampling import keeps, trace_randomness
 from ragpulse.config import load_config
+from ragpulse.core.bus import InProcessBus
+from ragpulse.core.sampling import keeps, trace_randomness
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.judge.cost import Budget
 from ragpulse.scorer.pacing import BudgetPacer
 

@@ -26,12 +26,14 @@ from otel_app import RagApp
 from prometheus_client import CollectorRegistry
 from ragpulse_process import RagpulseProcess
 
-from ragpulse.collector.bus import InProcessBus
+from ragpulse.collector.extract.config import AssemblyConfig, ExtractConfig
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
-from ragpulse.collector.record import Record
+from ragpulse.collector.sampling import SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import AssemblyConfig, Config, ConfigError, ExtractConfig, SamplingConfig, load_config
+from ragpulse.config import Config, ConfigError, load_config
+from ragpulse.core.bus import InProcessBus
+from ragpulse.core.wire import Record
 
 QUESTION = "When was the Eiffel Tower completed?"
 DOCS = [
@@ -123,7 +125,8 @@ def _collector(**extract: Any) -> Collector:
     sampling = SamplingConfig(**extract.pop("sampling", {}))
     config = Config(extract=ExtractConfig(assembly=assembly, **extract), sampling=sampling)
     bus, registry = InProcessBus(1_000), CollectorRegistry()
-    return Collector(CollectorPipeline(config, bus, CollectorMetrics(registry)), bus, registry)
+    return Collector(CollectorPipeline(
+        config.extract, config.sampling, config.redaction, bus, CollectorMetrics(registry)), bus, registry)
 
 
 def _later(seconds: float) -> float:

@@ -13,7 +13,7 @@ import statistics
 
 from prometheus_client import CollectorRegistry
 
-from ragpulse.collector.record import Record, Sampling
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.drift import CusumDetector, DriftConfig, DriftDetectorBank
 
 BASELINE_P = 0.85

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from ragpulse.cli import build_parser
-from ragpulse.config import load_config, parse_endpoint
+from ragpulse.config import load_config
+from ragpulse.core.endpoints import parse_endpoint
 
 REPO = Path(__file__).resolve().parent.parent
 K8S = REPO / "deploy" / "k8s"

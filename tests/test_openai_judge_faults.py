@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from fault_injecting_openai_server import FaultInjectingOpenAIServer  # noqa: E402
 
+from ragpulse.core.settings import ConfigError  # noqa: E402
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage  # noqa: E402
 from ragpulse.scorer.judge.cost import Budget, Price  # noqa: E402
 from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402
@@ -245,14 +246,14 @@ def test_circuit_open_times_out_with_reason(server):
 )
 def test_config_errors_name_the_field(field, value):
     kwargs = {"model": "no-price-model", "base_url": "http://127.0.0.1:1/v1", "api_key": "k", field: value}
-    with pytest.raises(ValueError, match=field if field != "budget_usd" else "prices"):
-        OpenAIJudgeConfig(**kwargs)
+    with pytest.raises(ConfigError, match=f"scorer.openai.{field if field != 'budget_usd' else 'prices'}"):
+        OpenAIJudgeConfig(**kwargs).validate("scorer.openai")
 
 
 def test_api_key_required_for_openai(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(ValueError, match="api_key"):
-        OpenAIJudgeConfig(model="gpt-4o-mini")
+    with pytest.raises(ConfigError, match="scorer.openai.api_key"):
+        OpenAIJudgeConfig(model="gpt-4o-mini").validate("scorer.openai")
 
 
 # --- the policy modules on their own (fake clocks, no sleeping) -----------------------------------

@@ -5,17 +5,19 @@ from __future__ import annotations
 from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 
-from ragpulse.collector.bus import InProcessBus
 from ragpulse.collector.pipeline import CollectorPipeline
-from ragpulse.collector.record import Record
+from ragpulse.collector.redact import RedactionConfig
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import Config, RedactionConfig
+from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus
+from ragpulse.core.wire import Record
 
 
 def test_emails_and_custom_patterns_are_redacted_before_the_bus() -> None:
     config = Config(redaction=RedactionConfig(enabled=True, patterns=[r"ACCT-\d+"], replacement="<x>"))
     bus = InProcessBus(10)
-    pipeline = CollectorPipeline(config, bus, CollectorMetrics(CollectorRegistry()))
+    pipeline = CollectorPipeline(
+        config.extract, config.sampling, config.redaction, bus, CollectorMetrics(CollectorRegistry()))
     request, scope = rag_request()
     add_rag_span(scope, b"\x11" * 16, b"\x22" * 8, question="Why is ACCT-123 locked? mail me at jo@example.com",
                  contexts=("Account ACCT-123 of jo@example.com was locked.",), answer="ACCT-123 is locked.")

@@ -12,11 +12,11 @@ from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 from ragpulse_process import RagpulseProcess
 
-from ragpulse.collector.bus import InProcessBus
 from ragpulse.collector.pipeline import CollectorPipeline
-from ragpulse.collector.sampling import ConsistentSampler
+from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import Config, SamplingConfig
+from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus
 
 
 def test_rate_within_five_sigma_of_probability() -> None:
@@ -55,7 +55,8 @@ def _request(trace_ids: list[bytes]) -> ExportTraceServiceRequest:
 def test_two_collector_pipelines_keep_the_same_traces() -> None:
     config = Config(sampling=SamplingConfig(default_probability=0.3))
     buses = [InProcessBus(10_000), InProcessBus(10_000)]
-    pipelines = [CollectorPipeline(config, bus, CollectorMetrics(CollectorRegistry())) for bus in buses]
+    pipelines = [CollectorPipeline(
+        config.extract, config.sampling, config.redaction, bus, CollectorMetrics(CollectorRegistry())) for bus in buses]
     trace_ids = [os.urandom(16) for _ in range(2_000)]
     for pipeline in pipelines:
         pipeline.consume_export_request(_request(trace_ids), "test")

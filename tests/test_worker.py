@@ -9,9 +9,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_scorer
-from ragpulse.collector.bus import InProcessBus
-from ragpulse.collector.record import Record, Sampling
 from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local import LocalJudge
 
@@ -118,7 +118,7 @@ def test_fault_injected_crash_retries_then_dead_letters() -> None:
 @pytest.mark.parametrize(("abandoned", "scored"), [(2, True), (3, False)])
 def test_a_record_abandoned_by_max_attempts_crashed_scorers_is_dead_lettered_unscored(
         abandoned: int, scored: bool) -> None:
-    from ragpulse.collector.bus import Delivery
+    from ragpulse.core.bus import Delivery
 
     parts = build_scorer(Config(), InProcessBus(1), CollectorRegistry(), LocalJudge())
     parts.worker.handle(Delivery(b"k", record().to_json(), None, abandoned))

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragpulse.collector.record import ATTRIBUTE_ALLOW_LIST
+from ragpulse.core.wire import ATTRIBUTE_ALLOW_LIST
 
 
 class ExtractRejection(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ragpulse.config import ScorerConfig
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import Judge
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ragpulse.core.settings import ConfigError, key
 from ragpulse.scorer.judge.cost import DEFAULT_PRICES, WINDOW_SECONDS, Price
 
 _MODES = ("auto", "on", "off")
@@ -46,10 +47,10 @@ class OpenAIJudgeConfig:
     breaker_cooldown_s: float = 10.0
     breaker_max_wait_s: float = 600.0
 
-    def __post_init__(self) -> None:
+    def validate(self, where: str) -> None:
         def need(ok: bool, name: str, what: str) -> None:
             if not ok:
-                raise ValueError(f"openai judge config: {name}: {what}, got {getattr(self, name)!r}")
+                raise ConfigError(f"{key(where, name)}: {what}, got {getattr(self, name)!r}")
 
         need(bool(self.model and self.model.strip()), "model", "a model name is required")
         need(

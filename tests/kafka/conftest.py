@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 from kafka_broker import KafkaBroker, kafka_broker  # noqa: F401  (registers the fixture here)
 
-from ragpulse.config import KafkaConfig
+from ragpulse.kafka.config import KafkaConfig
 
 
 @pytest.fixture

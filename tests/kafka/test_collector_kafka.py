@@ -13,13 +13,14 @@ from kafka import KafkaProducer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
-from ragpulse.collector.bus import BusFull
-from ragpulse.collector.kafka_publisher import KafkaProducerMetrics, KafkaRecordPublisher
-from ragpulse.collector.kafka_topics import TopicSetupError, TopicSpec, ensure_topics, ragpulse_topics
+from ragpulse.collector.kafka_publisher import KafkaRecordPublisher
 from ragpulse.collector.otlp_kafka_receiver import OtlpKafkaReceiver
-from ragpulse.collector.record import Record, Sampling
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.config import KafkaConfig
+from ragpulse.core.bus import BusFull
+from ragpulse.core.wire import Record, Sampling
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.producer import KafkaProducerMetrics
+from ragpulse.kafka.topics import TopicSetupError, TopicSpec, ensure_topics, ragpulse_topics
 
 
 def make_record(i: int, context: str = "文脈です。") -> Record:

@@ -7,7 +7,8 @@ from pathlib import Path
 import yaml
 
 from ragpulse.cli import build_parser
-from ragpulse.config import load_config, parse_endpoint
+from ragpulse.config import load_config
+from ragpulse.core.endpoints import parse_endpoint
 
 COMPOSE = Path(__file__).resolve().parents[2] / "deploy" / "compose"
 

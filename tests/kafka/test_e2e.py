@@ -21,9 +21,9 @@ from otel_app import RagApp
 from processes import kafka_process, total, wait_until
 from ragpulse_process import RagpulseProcess
 
-from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
-from ragpulse.collector.record import Record, Sampling
-from ragpulse.config import KafkaConfig
+from ragpulse.core.wire import Record, Sampling
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 
 PARTITIONS = 4
 CONTEXTS = ["東京都の人口は約1400万人で、日本の都道府県で最も多い。", "大阪府の人口は約880万人である。"]

@@ -14,7 +14,7 @@ import yaml
 from otel_app import RagApp
 from processes import kafka_process, total, wait_until
 
-from ragpulse.config import KafkaConfig
+from ragpulse.kafka.config import KafkaConfig
 
 
 def secured(broker, cfg: KafkaConfig) -> dict[str, Any]:

@@ -16,9 +16,9 @@ import yaml
 from crashing_scorer import CRASH_MARK
 from kafka import KafkaProducer
 
-from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
-from ragpulse.collector.record import Record, Sampling
-from ragpulse.config import KafkaConfig
+from ragpulse.core.wire import Record, Sampling
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 
 SCORER = Path(__file__).with_name("crashing_scorer.py")
 MAX_ATTEMPTS = 3

@@ -12,10 +12,10 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 from prometheus_client import CollectorRegistry
 
-from ragpulse.collector.bus import Delivery
-from ragpulse.collector.kafka_publisher import KafkaProducerMetrics
-from ragpulse.collector.kafka_topics import ensure_topics, ragpulse_topics
-from ragpulse.config import KafkaConfig
+from ragpulse.core.bus import Delivery
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.producer import KafkaProducerMetrics
+from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.crash_guard import CommitNote
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from kafka import TopicPartition
 
-from ragpulse.collector.record import Record, Sampling
 from ragpulse.collector.truncate import MIN_TEXT_CHARS, RecordTooLarge, truncate_record
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.dedupe import RecentRecordIds
 from ragpulse.scorer.kafka_consumer import OffsetTracker
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from ragpulse.collector.kafka_connection import connection_config
-from ragpulse.config import KafkaConfig
+from ragpulse.kafka.config import KafkaConfig
+from ragpulse.kafka.connection import connection_config
 
 log = logging.getLogger(__name__)
 

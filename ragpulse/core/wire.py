@@ -1,6 +1,8 @@
-"""The record contract: one RAG answer, as it travels on the bus (Kafka value of ragpulse.records).
+"""The wire formats between ragpulse processes, each versioned: the record (ragpulse.records), the
+scores message (ragpulse.scores) and the dead-letter envelope (ragpulse.dlq).
 
-The scorer imports this module; the collector never imports the scorer.
+All are compact UTF-8 JSON objects. A reader refuses a record of another major version; minor
+additions keep the major.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from typing import Any
 
 import orjson
 
-# Major version: a scorer refuses any other major. Minor additions keep the major.
 RECORD_MAJOR = 1
 RECORD_VERSION = f"{RECORD_MAJOR}.0"
+SCORES_VERSION = "1.0"
 
 # Attributes copied onto the record besides the triple; everything else stays in the trace.
 ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version")
@@ -134,3 +136,39 @@ class Record:
             attributes=attributes,
             v=version,
         )
+
+
+def scores_message(
+    record: Record,
+    metrics: dict[str, dict[str, Any]],
+    judge: dict[str, str],
+    usage: dict[str, Any],
+    latency_s: float,
+) -> dict[str, Any]:
+    """One scored record: each metric's value or failure (with its detail), the judge, its usage."""
+    return {
+        "v": SCORES_VERSION,
+        "record_id": record.id,
+        "trace_id": record.trace_id,
+        "service": record.service,
+        "route": record.route,
+        "model": record.model,
+        "time_unix_nano": record.time_unix_nano,
+        "adjusted_count": record.sampling.adjusted_count,
+        "metrics": metrics,
+        "judge": judge,
+        "usage": usage,
+        "latency_s": round(latency_s, 4),
+    }
+
+
+def dead_letter_envelope(payload: bytes, reason: str, detail: str, attempts: int) -> dict[str, Any]:
+    """The DLQ message: the reason, and the original payload kept byte for byte when it is text."""
+    try:
+        original: Any = payload.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError:
+        original = payload.hex()
+        encoding = "hex"
+    return {"reason": reason, "detail": detail, "attempts": attempts,
+            "payload": original, "payload_encoding": encoding}

@@ -12,7 +12,7 @@ from kafka import AsyncConsumerRebalanceListener, ConsumerRebalanceListener, Kaf
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.structs import MemberState, TopicPartition
 
-from ragpulse.config import KafkaConfig
+from ragpulse.kafka.config import KafkaConfig
 
 
 def connection_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:

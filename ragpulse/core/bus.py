@@ -11,6 +11,17 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragpulse.core.settings import key, require_at_least
+
+
+@dataclass
+class MemoryBusConfig:
+    # Records queued before OTLP clients are told to retry later.
+    capacity: int = 10_000
+
+    def validate(self, where: str) -> None:
+        require_at_least(key(where, "capacity"), self.capacity, 1)
+
 
 class BusFull(Exception):
     """The bus cannot take the record now; the caller should ask its client to retry later."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from ragpulse.config import format_endpoint
+from ragpulse.core.endpoints import format_endpoint
 
 
 class BackgroundHTTPServer:

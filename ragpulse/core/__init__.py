@@ -1,0 +1,1 @@
+"""What collector and scorer share: wire formats, the bus, sampling math, label bounds, serving."""

@@ -1,0 +1,16 @@
+"""HOST:PORT settings: parsed once, printed as bound (IPv6 hosts in brackets)."""
+
+from __future__ import annotations
+
+from ragpulse.core.settings import ConfigError
+
+
+def parse_endpoint(value: str, where: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"{where} must look like HOST:PORT (e.g. 127.0.0.1:4318), got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def format_endpoint(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

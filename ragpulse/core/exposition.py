@@ -1,0 +1,30 @@
+"""Where /metrics is served and how label values from spans are bounded. Section `prometheus`,
+read by the collector's and the scorer's telemetry alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.core.labels import LabelGuard
+from ragpulse.core.settings import key, require_at_least
+
+
+@dataclass
+class PrometheusConfig:
+    endpoint: str = "127.0.0.1:9464"
+    route_label: bool = False
+    # Allowed label values for service / route; empty means first `label_cap` values seen.
+    service_allow_list: list[str] = field(default_factory=list)
+    route_allow_list: list[str] = field(default_factory=list)
+    label_cap: int = 50
+
+    def validate(self, where: str) -> None:
+        parse_endpoint(self.endpoint, key(where, "endpoint"))
+        require_at_least(key(where, "label_cap"), self.label_cap, 1)
+
+    def service_guard(self) -> LabelGuard:
+        return LabelGuard(tuple(self.service_allow_list), self.label_cap)
+
+    def route_guard(self) -> LabelGuard:
+        return LabelGuard(tuple(self.route_allow_list), self.label_cap)

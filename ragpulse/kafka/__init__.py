@@ -1,0 +1,1 @@
+"""Kafka settings, connections, producers and topics shared by the collector and the scorer."""

@@ -1,0 +1,48 @@
+"""Settings of the scorer: judge, metrics, concurrency, scoring windows. Section `scorer`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
+from ragpulse.scorer.judge.openai_config import OpenAIJudgeConfig
+from ragpulse.scorer.metrics import METRICS
+
+JUDGES = ("local", "openai")
+
+
+@dataclass
+class ScorerConfig:
+    judge: str = "local"
+    # Settings of the `openai` judge; required when judge is openai.
+    openai: OpenAIJudgeConfig | None = None
+    metrics: list[str] = field(
+        default_factory=lambda: ["faithfulness", "answer_relevancy", "context_relevancy"]
+    )
+    answer_relevancy_questions: int = 3
+    # Records scored at the same time; with the local judge the CPU is the limit.
+    concurrency: int = 1
+    # Window (records per service and metric) of the rolling-mean gauge.
+    rolling_window: int = 200
+    # A score below this counts as a bad event for the error-budget alerts.
+    bad_event_threshold: dict[str, float] = field(
+        default_factory=lambda: {"faithfulness": 0.5, "answer_relevancy": 0.5, "context_relevancy": 0.2}
+    )
+    # Attempts at one record (unexpected errors) before it goes to the dead-letter sink.
+    max_attempts: int = 3
+    recent_scores: int = 500
+
+    def validate(self, where: str) -> None:
+        for name in self.metrics:
+            if name not in METRICS:
+                raise ConfigError(f"{key(where, 'metrics')}: unknown metric {name!r}; known: {', '.join(METRICS)}")
+        for name, threshold in self.bad_event_threshold.items():
+            require_probability(key(where, f"bad_event_threshold.{name}"), threshold)
+        require_one_of(key(where, "judge"), self.judge, JUDGES)
+        if self.judge == "openai" and self.openai is None:
+            raise ConfigError(
+                f"{key(where, 'judge')} is openai: set {key(where, 'openai.model')} "
+                "(and base_url for a non-OpenAI endpoint)"
+            )
+        for name in ("concurrency", "answer_relevancy_questions", "rolling_window", "max_attempts", "recent_scores"):
+            require_at_least(key(where, name), getattr(self, name), 1)
