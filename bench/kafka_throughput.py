@@ -45,7 +45,7 @@ import numpy as np
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 from kafka_broker import KafkaBroker, free_port, kafka_home  # noqa: E402
 
 from ragpulse.scorer.judge.base import GeneratedQuestions, RecordText, Usage  # noqa: E402

@@ -17,8 +17,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from ragpulse_process import free_port  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from ports import free_port  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:

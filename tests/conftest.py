@@ -1,4 +1,5 @@
-"""Shared fixtures: a running `ragpulse up` on free loopback ports."""
+"""Shared fixtures: a running `ragpulse up` on free loopback ports. The fake servers and sample
+apps the tests use live in tests/support/, on sys.path through pyproject's pytest `pythonpath`."""
 
 from __future__ import annotations
 

@@ -43,6 +43,7 @@ DOCS = [
 ]
 ANSWER = "It was completed in 1889."
 GRACE_S = 2.0
+SUPPORT = Path(__file__).parent / "support"
 
 
 # --- OTLP requests built by hand -------------------------------------------------------------
@@ -429,9 +430,8 @@ def collector_over_http() -> Iterator[tuple[Collector, str]]:
 
 def _run_langchain_app(convention: str, endpoint: str, chat: bool, service: str = "lc-shop") -> None:
     spec = {"service": service, "question": QUESTION, "answer": ANSWER, "docs": DOCS}
-    subprocess.run([sys.executable, str(Path(__file__).with_name("langchain_app.py")), convention, endpoint,
-                    "chat" if chat else "llm", json.dumps(spec)], check=True, timeout=120,
-                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+    subprocess.run([sys.executable, str(SUPPORT / "langchain_app.py"), convention, endpoint,
+                    "chat" if chat else "llm", json.dumps(spec)], check=True, timeout=120)
 
 
 @pytest.mark.parametrize("chat", [False, True], ids=["llm", "chat"])
@@ -459,9 +459,8 @@ def test_openinference_index_query_engine_with_reranker(collector_over_http: tup
     """LlamaIndex: contexts come from the RERANKER span's output documents, not the retriever's."""
     c, endpoint = collector_over_http
     spec = {"service": "index-shop", "question": QUESTION, "answer": ANSWER, "docs": DOCS}
-    done = subprocess.run([sys.executable, str(Path(__file__).with_name("llamaindex_app.py")), endpoint,
-                           json.dumps(spec)], check=True, timeout=180, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+    done = subprocess.run([sys.executable, str(SUPPORT / "llamaindex_app.py"), endpoint,
+                           json.dumps(spec)], check=True, timeout=180, capture_output=True, text=True)
     reranked = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(reranked) == 2
     c.pipeline.tick(_later(GRACE_S))

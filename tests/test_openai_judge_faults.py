@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from fault_injecting_openai_server import FaultInjectingOpenAIServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fault_injecting_openai_server import FaultInjectingOpenAIServer  # noqa: E402
-
-from ragpulse.core.settings import ConfigError  # noqa: E402
-from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage  # noqa: E402
-from ragpulse.scorer.judge.cost import Budget, Price  # noqa: E402
-from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402
-from ragpulse.scorer.judge.ratelimit import RateLimiter, TokenBucket  # noqa: E402
-from ragpulse.scorer.judge.retry import Backoff, CircuitBreaker, parse_retry_after  # noqa: E402
-from ragpulse.scorer.metrics import METRICS  # noqa: E402
+from ragpulse.core.settings import ConfigError
+from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
+from ragpulse.scorer.judge.cost import Budget, Price
+from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from ragpulse.scorer.judge.ratelimit import RateLimiter, TokenBucket
+from ragpulse.scorer.judge.retry import Backoff, CircuitBreaker, parse_retry_after
+from ragpulse.scorer.metrics import METRICS
 
 pytestmark = pytest.mark.timeout(60)
 

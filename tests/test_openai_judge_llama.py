@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-from pathlib import Path
 
+import llm_server
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import llm_server  # noqa: E402
-
-from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
-from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig  # noqa: E402
-from ragpulse.scorer.metrics import METRICS  # noqa: E402
+from ragpulse.scorer.judge.base import RecordText, Usage
+from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from ragpulse.scorer.metrics import METRICS
 
 # RAGPULSE_LLM_BASE_URL: use a server that is already running (…/v1) instead of starting one.
 RUNNING = os.environ.get("RAGPULSE_LLM_BASE_URL")

@@ -1,5 +1,5 @@
-"""Kafka tests share one real broker (tests/kafka_broker.py; tests/ is on sys.path through
-tests/conftest.py)."""
+"""Kafka tests share one real broker (tests/support/kafka_broker.py). Tests here that only check
+code or files run without it; the ones that use the broker are marked `broker`."""
 
 import dataclasses
 
@@ -22,3 +22,11 @@ def kafka_config(kafka_broker: KafkaBroker) -> KafkaConfig:  # noqa: F811
         records_partitions=3,
         commit_interval_ms=100,
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The fixture decides, not the folder: a test that reaches the broker through another fixture
+    # (kafka_config) needs it as much as one that asks for it by name.
+    for item in items:
+        if "kafka_broker" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.broker)

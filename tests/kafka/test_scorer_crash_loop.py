@@ -1,5 +1,5 @@
 """A record that kills the scorer process comes back to every new owner of its partition. Fault
-injected (tests/kafka/crashing_scorer.py: the process exits with 137 on one record, as on a
+injected (tests/support/crashing_scorer.py: the process exits with 137 on one record, as on a
 segfault or an OOM kill): the record is dead-lettered after scorer.max_attempts crashes instead of
 crash-looping its partition forever, and every record around it is scored, none dead-lettered."""
 
@@ -20,7 +20,7 @@ from ragpulse.core.wire import Record, Sampling
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 
-SCORER = Path(__file__).with_name("crashing_scorer.py")
+SCORER = Path(__file__).parents[1] / "support" / "crashing_scorer.py"
 MAX_ATTEMPTS = 3
 
 

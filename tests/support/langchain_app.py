@@ -6,7 +6,7 @@ patch LangChain globally, and OpenLLMetry's cannot be undone in-process
 (opentelemetry-instrumentation-langchain 0.62.4: uninstrument() leaves BaseCallbackManager.__init__
 wrapped, so a later run would still export to the first run's tracer provider).
 
-    python tests/langchain_app.py {openinference|openllmetry} HOST:PORT {llm|chat} SPEC_JSON
+    python tests/support/langchain_app.py {openinference|openllmetry} HOST:PORT {llm|chat} SPEC_JSON
 
 SPEC_JSON: {"service", "question", "answer", "docs"}.
 """

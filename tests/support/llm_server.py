@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ports import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 # Keep in step with deploy/llm/install.sh.
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"

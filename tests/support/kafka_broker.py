@@ -22,7 +22,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.consumer.fetcher import ConsumerRecord
 from ports import free_port  # noqa: F401 - other test modules import it from here
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BROKER_SH = REPO / "deploy" / "kafka" / "broker.sh"
 
 

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from ports import free_port
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RULES_DIR = REPO / "deploy" / "prometheus" / "rules"
 
 

@@ -5,7 +5,7 @@ StructuredLLMRerank as the reranker and a fixed-answer LLM written on CustomLLM 
 extension point for custom models), exported by the real OTel SDK over OTLP HTTP. Run as its own
 process because the instrumentor hooks LlamaIndex's global dispatcher.
 
-    python tests/llamaindex_app.py HOST:PORT SPEC_JSON
+    python tests/support/llamaindex_app.py HOST:PORT SPEC_JSON
 
 SPEC_JSON: {"service", "question", "answer", "docs"}. Prints the reranked contexts as JSON.
 """

@@ -2,7 +2,7 @@
 answer holds CRASH_MARK kills the process at once with exit code 137, as a segfault in a judge's
 native code or an OOM kill would (no cleanup, no leaving the group).
 
-    python tests/kafka/crashing_scorer.py CONFIG
+    python tests/support/crashing_scorer.py CONFIG
 """
 
 from __future__ import annotations
