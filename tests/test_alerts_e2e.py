@@ -8,9 +8,12 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from otel_app import RagApp
 from prometheus_server import PrometheusServer, prometheus_binary, rules_for_test, send_answers
 from ragpulse_process import RagpulseProcess
+
+pytestmark = pytest.mark.prometheus
 
 SERVICE = "e2e-shop"
 # Alerts that must resolve once faithful answers are back.

@@ -92,6 +92,7 @@ def test_dashboards_are_current_schema_with_unique_ids():
             assert p["type"] == "row" or (p["targets"] and p["description"]), p["title"]
 
 
+@pytest.mark.prometheus
 def test_every_panel_query_returns_data(live):
     _, prom = live
     now = time.time()
@@ -118,6 +119,7 @@ def test_every_panel_query_returns_data(live):
     assert not empty, "panels without data:\n" + "\n".join(empty)
 
 
+@pytest.mark.prometheus
 def test_service_variable_lists_the_services(live):
     _, prom = live
     d = json.loads((DASHBOARDS / "ragpulse-overview.json").read_text(encoding="utf-8"))
@@ -127,6 +129,7 @@ def test_service_variable_lists_the_services(live):
     assert set(SERVICES) <= set(values)
 
 
+@pytest.mark.prometheus
 def test_weighted_mean_reflects_sampling_and_quality(live):
     _, prom = live
     means = {r["metric"]["service"]: float(r["value"][1])

@@ -22,6 +22,8 @@ from otel_app import RagApp
 from prometheus_server import REPO, send_answers
 from ragpulse_process import RagpulseProcess
 
+pytestmark = pytest.mark.browser
+
 # An unfaithful answer carrying markup: it must show as text on the page, never become an element.
 HOSTILE_ANSWER = 'The warranty is 99 years. <img src=x onerror="window.__pwned=1"> Shipping is free to Mars.'
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -27,7 +27,7 @@ if not RUNNING and not llm_server.available() and not os.environ.get("RAGPULSE_R
     )
 
 # ~7 min alone on 2 cores; 15 min was not enough while other jobs loaded the machine.
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.llm, pytest.mark.timeout(1800)]
 
 RECORDS = {
     "en_grounded": RecordText(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
 import yaml
 from prometheus_server import REPO, RULES_DIR, promtool_binary
 
@@ -21,6 +22,7 @@ def alert_rules() -> list[dict]:
     return rules
 
 
+@pytest.mark.prometheus
 def test_promtool_check_rules_and_config():
     promtool = promtool_binary()
     files = sorted(str(p) for p in RULES_DIR.glob("*.yml"))
@@ -31,6 +33,7 @@ def test_promtool_check_rules_and_config():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.prometheus
 def test_promtool_unit_tests_pass():
     promtool = promtool_binary()
     files = sorted(str(p) for p in TESTS_DIR.glob("*_test.yml"))
