@@ -24,6 +24,7 @@ from ragpulse.collector.extract.triple import ExtractRejection, Triple
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
+from ragpulse.collector.truncate import RecordTooLarge
 from ragpulse.core.bus import BusFull, RecordPublisher
 from ragpulse.core.wire import Record
 
@@ -176,6 +177,12 @@ class CollectorPipeline:
         except BusFull:
             self._metrics.dropped(service, "bus_full").inc()
             raise
+        except RecordTooLarge as e:
+            # The text is cut already; what is left (service, route, model, attributes) is the app's
+            # doing. One record cannot go, the rest of the request can: a named drop, not an error.
+            self._metrics.dropped(service, "too_large").inc()
+            log.warning("record dropped: %s", e)
+            return
         counters.sampled.inc()
         log.debug("record %s from %s published", record.id, service)
 

@@ -6,8 +6,9 @@ The rule, in order, until the record's JSON fits:
 2. If the record does not fit even with no contexts, the answer and then the question are cut
    to what is left, keeping at least their first MIN_TEXT_CHARS characters each.
 `truncated` is set whenever anything was cut. A record is never split across messages and never
-dropped here: if even the cut record cannot fit (a limit smaller than the record's metadata),
-RecordTooLarge says so and the caller counts it.
+dropped here. Only when even the cut record cannot fit (the span's service, route, model and
+attributes alone take more than the limit) does RecordTooLarge say so: the collector pipeline
+drops that record and counts it (`ragpulse_records_dropped_total{reason="too_large"}`).
 """
 
 from __future__ import annotations
