@@ -9,8 +9,7 @@ Bounded on purpose: memory stays flat, and a redelivery older than the window is
 
 from __future__ import annotations
 
-import collections
-import threading
+from ragpulse.scorer.bounded_cache import BoundedCache
 
 
 class RecentRecordIds:
@@ -19,18 +18,10 @@ class RecentRecordIds:
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
-        self._capacity = capacity
-        self._ids: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        self._ids: BoundedCache[str, None] = BoundedCache(capacity)
 
     def seen(self, record_id: str) -> bool:
-        with self._lock:
-            if record_id in self._ids:
-                return True
-            self._ids[record_id] = None
-            if len(self._ids) > self._capacity:
-                self._ids.popitem(last=False)
-            return False
+        return self._ids.add_new(record_id, None)
 
     def __len__(self) -> int:
         return len(self._ids)
