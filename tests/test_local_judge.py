@@ -16,7 +16,7 @@ import pytest
 
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local import LocalJudge
-from ragpulse.scorer.judge.local_model import TOKENIZER, WEIGHTS, ModelLoadError, package_dir
+from ragpulse.scorer.judge.local.model import TOKENIZER, WEIGHTS, ModelLoadError, package_dir
 from ragpulse.scorer.metrics import METRICS, MetricFailure
 
 

@@ -2,7 +2,7 @@
 
 It answers the judge's primitive questions with two cheap signals:
 - a hybrid embedding: static token embeddings (WordLlama, shipped in the `wordllama` wheel, see
-  local_model.py) concatenated with a hashed bag of content tokens (local_text.py), so that a
+  model.py) concatenated with a hashed bag of content tokens (text.py), so that a
   cosine is a fixed blend of meaning similarity and lexical overlap. The lexical part is what
   makes Japanese work (character bigrams) and what makes numbers and names count;
 - lexical coverage: the share of a statement's content tokens that the contexts contain, with
@@ -14,23 +14,22 @@ the asked words the answer addresses or, for an off-topic part of the answer, fo
 text (see `questions`). bench/quality.py measures how close it gets.
 
 Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, and STEM_CHARS in
-local_text.py; results are flat around the chosen values (bench/LOCAL_JUDGE_NOTES.md).
+text.py; results are flat around the chosen values (bench/LOCAL_JUDGE_NOTES.md).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ragpulse.scorer.bounded_cache import BoundedCache
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local_model import MODEL_ID, StaticModel, load_static_model
-from ragpulse.scorer.judge.local_text import (
+from ragpulse.scorer.judge.local.model import MODEL_ID, StaticModel, load_static_model
+from ragpulse.scorer.judge.local.text import (
     claims,
     content_tokens,
     is_decisive,
@@ -66,21 +65,20 @@ class LocalJudge:
     def __init__(self, model_root: Path | None = None) -> None:
         self._model: StaticModel = load_static_model(model_root)
         self.model = MODEL_ID
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()  # scorer threads may share one judge
+        # Scorer threads may share one judge; the cache is thread-safe.
+        self._cache: BoundedCache[str, np.ndarray] = BoundedCache(CACHE_SIZE)
 
     # -- embeddings -------------------------------------------------------------------------
 
     def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
         start = time.perf_counter()
-        with self._lock:
-            found = {t: self._cache[t] for t in texts if t in self._cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        unique = list(dict.fromkeys(texts))
+        found = {t: v for t in unique if (v := self._cache.get(t)) is not None}
+        missing = [t for t in unique if t not in found]
         if missing:
-            found.update(zip(missing, self._hybrid(missing), strict=True))
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                self._remember(text, found[text])
+            for text, vec in zip(missing, self._hybrid(missing), strict=True):
+                self._cache.put(text, vec)
+                found[text] = vec
         out = np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
         usage.calls += 1
         usage.seconds += time.perf_counter() - start
@@ -89,12 +87,6 @@ class LocalJudge:
     @property
     def dim(self) -> int:
         return int(self._model.table.shape[1]) + HASH_DIM
-
-    def _remember(self, text: str, vec: np.ndarray) -> None:
-        self._cache[text] = vec
-        self._cache.move_to_end(text)
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
 
     def _hybrid(self, texts: list[str]) -> np.ndarray:
         dense = _unit_rows(self._model.encode(texts)) * np.sqrt(1.0 - LEXICAL_WEIGHT)
