@@ -50,7 +50,8 @@ def _openai_judge(args: argparse.Namespace) -> Judge:
     """Any OpenAI-compatible endpoint (e.g. deploy/llm's llama.cpp server). Answer relevancy's
     embeddings come from the endpoint when --embedding-model is given, else from the local judge."""
     from ragpulse.scorer.judge.local import LocalJudge
-    from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+    from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+    from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 
     if not args.base_url and not args.api_key:
         sys.exit("--judge openai needs --base-url (a local server) or an API key (OPENAI_API_KEY)")

@@ -25,7 +25,7 @@ from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, ScorerMetr
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge
-from ragpulse.scorer.judge.cost import Budget
+from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
-from ragpulse.scorer.judge.openai_config import OpenAIJudgeConfig
+from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.metrics import METRICS
 
 JUDGES = ("local", "openai")

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from ragpulse.core.sampling import keeps, trace_randomness
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.judge.cost import Budget
+from ragpulse.scorer.judge.budget import Budget
 
 
 class BudgetPacer:

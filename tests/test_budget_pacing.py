@@ -18,7 +18,7 @@ from ragpulse.config import load_config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import keeps, trace_randomness
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.judge.cost import Budget
+from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.pacing import BudgetPacer
 
 HOUR = 3600.0

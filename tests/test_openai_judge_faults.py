@@ -13,10 +13,11 @@ from fault_injecting_openai_server import FaultInjectingOpenAIServer
 
 from ragpulse.core.settings import ConfigError
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.cost import Budget, Price
-from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
-from ragpulse.scorer.judge.ratelimit import RateLimiter, TokenBucket
-from ragpulse.scorer.judge.retry import Backoff, CircuitBreaker, parse_retry_after
+from ragpulse.scorer.judge.budget import Budget
+from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig, Price
+from ragpulse.scorer.judge.openai.judge import OpenAIJudge
+from ragpulse.scorer.judge.openai.ratelimit import RateLimiter, TokenBucket
+from ragpulse.scorer.judge.openai.retry import Backoff, CircuitBreaker, parse_retry_after
 from ragpulse.scorer.metrics import METRICS
 
 pytestmark = pytest.mark.timeout(60)
@@ -208,11 +209,11 @@ def test_circuit_breaker_pauses_then_recovers(server):
     for _ in range(2):
         with pytest.raises(JudgeError):
             judge.statements(record(f"Fact {_}."), Usage())
-    assert judge._breaker.is_open
+    assert judge._transport.breaker.is_open
     start = time.monotonic()
     assert judge.statements(record(), Usage())  # waited for the cooldown, then the probe succeeded
     assert time.monotonic() - start >= 0.25
-    assert not judge._breaker.is_open
+    assert not judge._transport.breaker.is_open
 
 
 def test_circuit_open_times_out_with_reason(server):

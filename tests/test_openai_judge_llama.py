@@ -13,7 +13,8 @@ import llm_server
 import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 from ragpulse.scorer.metrics import METRICS
 
 # RAGPULSE_LLM_BASE_URL: use a server that is already running (…/v1) instead of starting one.

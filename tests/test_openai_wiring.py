@@ -17,7 +17,7 @@ from ragpulse_process import RagpulseProcess
 
 from ragpulse.config import load_config
 from ragpulse.scorer.judge.factory import build_judge
-from ragpulse.scorer.judge.openai_judge import OpenAIJudge
+from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 
 ROW = {"question": "Where is the Louvre?", "contexts": ["The Louvre is an art museum in Paris."],
        "answer": "The Louvre is in Paris."}

@@ -1,6 +1,6 @@
 """The judge interface: the primitive questions every metric is built from.
 
-A judge never computes a metric. Metrics (scorer/metrics/) are written once over this interface;
+A judge never computes a metric. Metrics (the metrics package) are written once over this interface;
 the `local` and `openai` judges each answer the same primitive questions their own way.
 A judge that cannot answer raises JudgeError with a short stable reason; it never returns a
 made-up value.

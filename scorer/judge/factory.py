@@ -14,7 +14,7 @@ def build_judge(config: ScorerConfig) -> Judge:
     if config.judge == "local":
         return LocalJudge()
     if config.judge == "openai" and config.openai is not None:
-        from ragpulse.scorer.judge.openai_judge import OpenAIJudge
+        from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 
         # Without an embeddings endpoint, answer relevancy embeds with the offline model.
         fallback = None if config.openai.embedding_model else LocalJudge()

@@ -28,17 +28,3 @@ def answer_relevancy(
     sims = vectors[1:] @ vectors[0]
     # Cosine can be slightly negative; the metric is defined on [0, 1].
     return float(np.clip(sims.mean(), 0.0, 1.0)), detail
-
-
-# --- Prompts for LLM judges (written from the paper's definitions, not copied from Ragas) ---------
-# Question generation sees the answer only: were the user's question shown, a judge could copy it
-# and every answer would look relevant.
-QUESTIONS_TASK = (
-    '"questions": write {n} different questions that this answer answers, each as a user would ask '
-    'it, in the language of the answer. "noncommittal": true when the answer evades, is vague or '
-    'says it does not know or cannot answer; false when it commits to an answer.'
-)
-QUESTIONS_PROPERTIES: dict[str, Any] = {
-    "questions": {"type": "array", "items": {"type": "string"}},
-    "noncommittal": {"type": "boolean"},
-}

@@ -1,5 +1,6 @@
-"""What judge calls cost and how much may be spent: a configurable price table and a spending
-budget per clock hour or day (UTC). When the window's budget is spent, calls are refused with
+"""How much a paid judge may spend: a budget in USD per clock hour or day (UTC). The judge checks
+it before each call and charges it after; the scorer's pacer (scorer/pacing.py) reads it to spread
+the spending over the window. When the window's budget is spent, calls are refused with
 JudgeError('budget_exhausted') until the next window starts."""
 
 from __future__ import annotations
@@ -8,29 +9,8 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ragpulse.scorer.judge.base import JudgeError
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per one million tokens."""
-
-    prompt_per_1m: float
-    completion_per_1m: float
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_per_1m + completion_tokens * self.completion_per_1m) / 1e6
-
-
-# Published list prices at the time of writing; override them with your contract's prices.
-DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o-mini": Price(0.15, 0.60),
-    "gpt-4o": Price(2.50, 10.00),
-    "gpt-4.1-mini": Price(0.40, 1.60),
-    "gpt-4.1-nano": Price(0.10, 0.40),
-}
 
 WINDOW_SECONDS = {"hour": 3600, "day": 86400}
 

@@ -1,5 +1,6 @@
-"""Settings of the `openai` judge: typed, validated at start. Kept apart from the judge so that
-reading the configuration never imports the openai SDK (seconds of start-up for every scorer)."""
+"""Settings of the `openai` judge, its price table included: typed, validated at start. Kept apart
+from the judge so that reading the configuration never imports the openai SDK (seconds of start-up
+for every scorer)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,30 @@ import os
 from dataclasses import dataclass, field
 
 from ragpulse.core.settings import ConfigError, key
-from ragpulse.scorer.judge.cost import DEFAULT_PRICES, WINDOW_SECONDS, Price
+from ragpulse.scorer.judge.budget import WINDOW_SECONDS
 
 _MODES = ("auto", "on", "off")
 _FORMATS = ("auto", "json_schema", "json_object")
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per one million tokens."""
+
+    prompt_per_1m: float
+    completion_per_1m: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_per_1m + completion_tokens * self.completion_per_1m) / 1e6
+
+
+# Published list prices at the time of writing; override them with your contract's prices.
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": Price(0.15, 0.60),
+    "gpt-4o": Price(2.50, 10.00),
+    "gpt-4.1-mini": Price(0.40, 1.60),
+    "gpt-4.1-nano": Price(0.10, 0.40),
+}
 
 
 @dataclass
@@ -95,6 +116,11 @@ class OpenAIJudgeConfig:
         need(self.breaker_failures >= 1, "breaker_failures", "expected >= 1")
         need(self.breaker_cooldown_s > 0, "breaker_cooldown_s", "expected > 0")
         need(self.breaker_max_wait_s > 0, "breaker_max_wait_s", "expected > 0")
+
+    @property
+    def request_model(self) -> str:
+        """The model a request names: Azure routes by deployment, the model name is then informational."""
+        return self.azure_deployment or self.model
 
     def _is_custom_endpoint(self) -> bool:
         return self.base_url is not None and self.azure_deployment is None
