@@ -20,17 +20,19 @@ from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.scorer.dedupe import RecentRecordIds
 from ragpulse.scorer.drift import DriftDetectorBank
-from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, ScorerMetrics
+from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, PrometheusScoreExporter
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
+from ragpulse.scorer.observer import ScoreObserver
 from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web.page import LivePage
-from ragpulse.scorer.worker import RecordDeduper, ScoreObserver, Worker
+from ragpulse.scorer.worker import RecordDeduper, Worker, WorkerMetrics
 
 if TYPE_CHECKING:  # kafka-python loads ~100 protocol schemas at import; `ragpulse up` needs none
     from ragpulse.scorer.kafka_sinks import KafkaSinks
@@ -67,13 +69,12 @@ def build_collector(config: Config, publisher: RecordPublisher, registry: Collec
     metrics = CollectorMetrics(registry, service_label=config.prometheus.service_guard())
     pipeline = CollectorPipeline(config.extract, config.sampling, config.redaction, publisher, metrics)
     receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver] = []
-    limit = config.receiver.max_request_bytes
     if config.receiver.enable_grpc:
         host, port = parse_endpoint(config.receiver.grpc_endpoint, "receiver.grpc_endpoint")
-        receivers.append(OtlpGrpcReceiver(host, port, pipeline, metrics, limit))
+        receivers.append(OtlpGrpcReceiver(host, port, pipeline, metrics, config.receiver))
     if config.receiver.enable_http:
         host, port = parse_endpoint(config.receiver.http_endpoint, "receiver.http_endpoint")
-        receivers.append(OtlpHttpReceiver(host, port, pipeline, metrics, limit))
+        receivers.append(OtlpHttpReceiver(host, port, pipeline, metrics, config.receiver))
     return CollectorParts(pipeline, receivers, metrics)
 
 
@@ -87,24 +88,26 @@ def build_scorer(
 ) -> ScorerParts:
     """`outputs`: the Kafka scores and DLQ topics, written besides the live page's recent lists."""
     judge = judge or build_judge(config.scorer)
-    metrics = ScorerMetrics(registry, with_route=config.prometheus.route_label)
     registry.register(JudgeEndpointCollector(judge))
     scores = RecentScores(config.scorer.recent_scores)
     dead_letters = RecentDeadLetters()
-    cap = config.prometheus.label_cap
+    exporter = PrometheusScoreExporter(registry, judge.name, config.scorer.rolling_window,
+                                       config.scorer.bad_event_threshold, with_route=config.prometheus.route_label)
     drift = DriftDetectorBank(config.drift, registry)
-    history = History(registry, bad_event_threshold=config.scorer.bad_event_threshold, label_cap=cap)
-    observers: list[ScoreObserver] = [drift, history]
+    history = History(registry, config.scorer.bad_event_threshold)
+    observers: list[ScoreObserver] = [exporter, drift, history]
     worker = Worker(
         consumer=consumer,
         judge=judge,
         config=config.scorer,
-        metrics=metrics,
+        metrics=WorkerMetrics(registry),
         scores=scores if outputs is None else outputs.score_sink(also=scores),
         dead_letters=dead_letters if outputs is None else outputs.dead_letter_sink(also=dead_letters),
         observers=observers,
+        # The one bound on span values as labels: observers get records already bounded.
         service_label=config.prometheus.service_guard(),
         route_label=config.prometheus.route_guard(),
+        model_label=config.prometheus.model_guard(),
         deduper=deduper,
         pacer=_pacer(judge),
     )
@@ -127,7 +130,9 @@ class OneProcess:
         self.registry = CollectorRegistry()
         self.bus = InProcessBus(config.bus.memory.capacity)
         self.collector = build_collector(config, self.bus, self.registry)
-        self.scorer = build_scorer(config, self.bus, self.registry, judge)
+        # An exporter that gave up waiting for an answer that did come sends the record again.
+        self.scorer = build_scorer(config, self.bus, self.registry, judge,
+                                   deduper=RecentRecordIds(config.bus.memory.dedupe_window))
         host, port = parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
         self.http = ScorerHttpServer(host, port, self.registry, self.scorer.page)
         self._stopped = threading.Event()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, METRIC_NAMES
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
-from ragpulse.scorer.metrics import METRICS
 
 JUDGES = ("local", "openai")
 
@@ -16,26 +16,23 @@ class ScorerConfig:
     judge: str = "local"
     # Settings of the `openai` judge; required when judge is openai.
     openai: OpenAIJudgeConfig | None = None
-    metrics: list[str] = field(
-        default_factory=lambda: ["faithfulness", "answer_relevancy", "context_relevancy"]
-    )
+    metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
     answer_relevancy_questions: int = 3
     # Records scored at the same time; with the local judge the CPU is the limit.
     concurrency: int = 1
     # Window (records per service and metric) of the rolling-mean gauge.
     rolling_window: int = 200
     # A score below this counts as a bad event for the error-budget alerts.
-    bad_event_threshold: dict[str, float] = field(
-        default_factory=lambda: {"faithfulness": 0.5, "answer_relevancy": 0.5, "context_relevancy": 0.2}
-    )
+    bad_event_threshold: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_BAD_EVENT_THRESHOLDS))
     # Attempts at one record (unexpected errors) before it goes to the dead-letter sink.
     max_attempts: int = 3
     recent_scores: int = 500
 
     def validate(self, where: str) -> None:
         for name in self.metrics:
-            if name not in METRICS:
-                raise ConfigError(f"{key(where, 'metrics')}: unknown metric {name!r}; known: {', '.join(METRICS)}")
+            if name not in METRIC_NAMES:
+                raise ConfigError(
+                    f"{key(where, 'metrics')}: unknown metric {name!r}; known: {', '.join(METRIC_NAMES)}")
         for name, threshold in self.bad_event_threshold.items():
             require_probability(key(where, f"bad_event_threshold.{name}"), threshold)
         require_one_of(key(where, "judge"), self.judge, JUDGES)

@@ -27,7 +27,6 @@ raised, so a drift in progress never teaches the baseline that it is normal.
 
 from __future__ import annotations
 
-import collections
 import math
 import threading
 from collections.abc import Iterator
@@ -35,11 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
+from ragpulse.core import telemetry_catalog as catalog
+from ragpulse.core.metric_names import METRIC_NAMES
 from ragpulse.core.settings import key, require, require_at_least, require_one_of
-from ragpulse.core.wire import Record
-from ragpulse.scorer.export_prometheus import METRIC_NAMES
+from ragpulse.scorer.observer import ScoredRecord
+from ragpulse.scorer.weighted import WeightedSums, WeightedWindow
 
 # Two-sided normal quantiles for the confidence levels a config may ask for.
 _Z = {0.8: 1.2816, 0.9: 1.6449, 0.95: 1.96, 0.99: 2.5758}
@@ -67,8 +68,6 @@ class DriftConfig:
     # down-sampled record must not trip the alarm alone).
     max_relative_weight: float = 10.0
     confidence: float = 0.95
-    # Services tracked at most (further services share the "other" detector); bounds memory.
-    max_services: int = 200
     # Metrics watched for drift (a list, so the YAML config can set it).
     metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
 
@@ -79,8 +78,7 @@ class DriftConfig:
         for name in ("k", "h", "sigma_floor"):
             require(getattr(self, name) > 0, key(where, name), "positive", getattr(self, name))
         require_at_least(key(where, "cap_factor"), self.cap_factor, 1)
-        for name in ("baseline_halflife", "max_services"):
-            require_at_least(key(where, name), getattr(self, name), 1)
+        require_at_least(key(where, "baseline_halflife"), self.baseline_halflife, 1)
         require(self.max_relative_weight > 0, key(where, "max_relative_weight"), "positive", self.max_relative_weight)
         for name in self.metrics:
             require_one_of(key(where, "metrics"), name, METRIC_NAMES)
@@ -109,15 +107,10 @@ class CusumDetector:
     def __init__(self, config: DriftConfig) -> None:
         self.cfg = config
         self.samples = 0
-        # Baseline as weighted sums with exponential forgetting: sum w, sum w*x, sum w*x^2, and
-        # sum w^2 and the count of records (for the root-mean-square weight).
-        self._bw = 0.0
-        self._bwx = 0.0
-        self._bwxx = 0.0
-        self._bww = 0.0
-        self._bn = 0.0
+        # The baseline's weighted sums, with exponential forgetting after warm-up.
+        self._baseline = WeightedSums()
         self._decay = 0.5 ** (1.0 / config.baseline_halflife)
-        self._recent: collections.deque[tuple[float, float]] = collections.deque()
+        self._recent = WeightedWindow(config.recent_window)
         self.s_down = 0.0
         self.s_up = 0.0
         self._armed = False
@@ -126,19 +119,10 @@ class CusumDetector:
         self._sd = config.sigma_floor
         self._wrms = 1.0
 
-    def _absorb(self, x: float, w: float, decay: float) -> None:
-        self._bw = self._bw * decay + w
-        self._bwx = self._bwx * decay + w * x
-        self._bwxx = self._bwxx * decay + w * x * x
-        self._bww = self._bww * decay + w * w
-        self._bn = self._bn * decay + 1.0
-
     def _refresh_baseline(self) -> None:
-        mu = self._bwx / self._bw
-        var = max(self._bwxx / self._bw - mu * mu, 0.0)
-        self._mu = mu
-        self._sd = max(math.sqrt(var), self.cfg.sigma_floor)
-        self._wrms = math.sqrt(self._bww / self._bn)
+        self._mu = self._baseline.mean
+        self._sd = max(math.sqrt(self._baseline.variance), self.cfg.sigma_floor)
+        self._wrms = self._baseline.rms_weight
 
     @property
     def alarm(self) -> bool:
@@ -150,10 +134,8 @@ class CusumDetector:
         self.samples += 1
         if not self._armed:
             # Warm-up: every record is baseline; nothing is tested yet.
-            self._absorb(x, w, 1.0)
-            self._recent.append((x, w))
-            if len(self._recent) > cfg.recent_window:
-                self._recent.popleft()
+            self._baseline.add(x, w)
+            self._recent.add(x, w)
             if self.samples >= cfg.min_samples:
                 self._refresh_baseline()
                 self._armed = True
@@ -163,21 +145,18 @@ class CusumDetector:
         cap = cfg.cap_factor * cfg.h
         self.s_down = min(max(0.0, self.s_down + r * (-z - cfg.k)), cap)
         self.s_up = min(max(0.0, self.s_up + r * (z - cfg.k)), cap)
-        self._recent.append((x, w))
-        if len(self._recent) > cfg.recent_window:
-            old_x, old_w = self._recent.popleft()
-            if not self.alarm:
-                self._absorb(old_x, old_w, self._decay)
-                self._refresh_baseline()
+        left = self._recent.add(x, w)
+        if left is not None and not self.alarm:
+            self._baseline.add(*left, decay=self._decay)
+            self._refresh_baseline()
 
     def state(self) -> DriftState:
-        ws = sum(w for _, w in self._recent)
-        if ws > 0:
-            mean = sum(w * x for x, w in self._recent) / ws
-            var = sum(w * (x - mean) ** 2 for x, w in self._recent) / ws
+        recent = self._recent.sums
+        if recent.w > 0:
+            mean = recent.mean
             # Kish's effective sample size: unequal sampling weights widen the interval.
-            n_eff = ws * ws / sum(w * w for _, w in self._recent)
-            half = _Z[self.cfg.confidence] * math.sqrt(var / n_eff) if n_eff > 1 else 1.0
+            n_eff = recent.effective_n
+            half = _Z[self.cfg.confidence] * math.sqrt(recent.variance / n_eff) if n_eff > 1 else 1.0
         else:
             mean, half = 0.0, 1.0
         stat = max(self.s_down, self.s_up)
@@ -189,7 +168,7 @@ class CusumDetector:
             statistic=stat,
             alarm=alarm,
             direction=direction,
-            baseline_mean=self._mu if self._armed else (self._bwx / self._bw if self._bw else 0.0),
+            baseline_mean=self._mu if self._armed else (self._baseline.mean if self._baseline.w else 0.0),
             baseline_sd=self._sd,
             current_mean=mean,
             current_lower=max(0.0, mean - half),
@@ -204,41 +183,25 @@ class DriftDetectorBank:
 
     def __init__(self, config: DriftConfig, registry: CollectorRegistry) -> None:
         self.cfg = config
+        # Keyed by the worker's bounded service label: as many detectors as /metrics has services.
         self._detectors: dict[tuple[str, str], CusumDetector] = {}
-        self._services: set[str] = set()
         self._lock = threading.Lock()
         # Gauges are computed when Prometheus scrapes, not on every record: the detector's state
         # (window means, interval) costs more than the update itself.
         registry.register(self)
 
     def collect(self) -> Iterator[Metric]:
-        labels = ["service", "metric"]
         families = {
-            "statistic": GaugeMetricFamily(
-                "ragpulse_score_drift_statistic",
-                "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
-                "deviations (the larger of the downward and upward sums).", labels=labels),
-            "alarm": GaugeMetricFamily(
-                "ragpulse_score_drift_alarm",
-                "1 while the drift statistic is above ragpulse_score_drift_threshold, else 0.", labels=labels),
-            "direction": GaugeMetricFamily(
-                "ragpulse_score_drift_direction",
-                "-1 while a downward drift alarm is raised, +1 for an upward one, 0 otherwise.", labels=labels),
-            "baseline": GaugeMetricFamily(
-                "ragpulse_score_baseline_mean",
-                "Sampling-weighted baseline mean the drift detector compares against.", labels=labels),
-            "current": GaugeMetricFamily(
-                "ragpulse_score_current_mean",
-                "Sampling-weighted mean of the detector's recent window of records.", labels=labels),
-            "lower": GaugeMetricFamily(
-                "ragpulse_score_current_mean_lower",
-                "Lower bound of the confidence interval of ragpulse_score_current_mean.", labels=labels),
-            "upper": GaugeMetricFamily(
-                "ragpulse_score_current_mean_upper",
-                "Upper bound of the confidence interval of ragpulse_score_current_mean.", labels=labels),
-            "samples": GaugeMetricFamily(
-                "ragpulse_score_drift_samples",
-                "Records seen by the drift detector; it arms at ragpulse_score_drift_min_samples.", labels=labels),
+            key: catalog.family(name) for key, name in (
+                ("statistic", "ragpulse_score_drift_statistic"),
+                ("alarm", "ragpulse_score_drift_alarm"),
+                ("direction", "ragpulse_score_drift_direction"),
+                ("baseline", "ragpulse_score_baseline_mean"),
+                ("current", "ragpulse_score_current_mean"),
+                ("lower", "ragpulse_score_current_mean_lower"),
+                ("upper", "ragpulse_score_current_mean_upper"),
+                ("samples", "ragpulse_score_drift_samples"),
+            )
         }
         for (service, metric), st in self.states().items():
             key = [service, metric]
@@ -256,27 +219,20 @@ class DriftDetectorBank:
             families["direction"].add_metric(
                 key, -1.0 if st.direction == "down" else 1.0 if st.direction == "up" else 0.0)
         yield from families.values()
-        yield GaugeMetricFamily("ragpulse_score_drift_threshold",
-                                "CUSUM alarm threshold h (baseline standard deviations).", value=self.cfg.h)
-        yield GaugeMetricFamily("ragpulse_score_drift_min_samples",
-                                "Records a detector needs before it can alarm.", value=self.cfg.min_samples)
+        for name, value in (("ragpulse_score_drift_threshold", self.cfg.h),
+                            ("ragpulse_score_drift_min_samples", self.cfg.min_samples)):
+            family = catalog.family(name)
+            family.add_metric([], value)
+            yield family
 
-    def _service_key(self, service: str) -> str:
-        if service in self._services:
-            return service
-        if len(self._services) < self.cfg.max_services:
-            self._services.add(service)
-            return service
-        return "other"
-
-    def on_scores(self, record: Record, values: dict[str, float], detail: dict) -> None:
+    def on_scores(self, scored: ScoredRecord) -> None:
         if not self.cfg.enabled:
             return
-        w = record.sampling.adjusted_count
+        service = scored.record.service
+        w = scored.record.sampling.adjusted_count
         with self._lock:
-            service = self._service_key(record.service or "unknown")
-            for metric, value in values.items():
-                if metric not in self.cfg.metrics or value is None or math.isnan(value):
+            for metric, value in scored.values.items():
+                if metric not in self.cfg.metrics:
                     continue
                 det = self._detectors.get((service, metric))
                 if det is None:

@@ -1,137 +1,150 @@
-"""The scorer's Prometheus families, on an explicit registry.
+"""The Prometheus export of scores: a worker observer, beside drift and history.
 
-Names follow Prometheus conventions: `_total` for counters, base units (`_seconds`), scores are
-unitless ratios in [0, 1]. Label values that come from spans pass through a LabelGuard first.
+Each scored record becomes its score histograms, the sampling-weighted counters behind the
+dashboards' means and error budget, the rolling mean, its metric failures and the judge's usage.
+The families are declared in ragpulse/core/telemetry_catalog.py.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import Metric
 
-METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy")
-SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
-JUDGE_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+from ragpulse.core import telemetry_catalog as catalog
+from ragpulse.core.metric_names import METRIC_NAMES
+from ragpulse.scorer.observer import ScoredRecord
+from ragpulse.scorer.weighted import WeightedWindow
 
 
-class ScorerMetrics:
-    def __init__(self, registry: CollectorRegistry, with_route: bool = False) -> None:
-        self.with_route = with_route
-        score_labels = ["service", "route"] if with_route else ["service"]
-        self.score = {
-            name: Histogram(
-                f"ragpulse_{name}_score",
-                f"{name.replace('_', ' ').capitalize()} of scored records (0..1), unweighted.",
-                score_labels,
-                buckets=SCORE_BUCKETS,
-                registry=registry,
-            )
+class PrometheusScoreExporter:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        judge: str,
+        rolling_window: int,
+        bad_event_threshold: dict[str, float],
+        with_route: bool = False,
+    ) -> None:
+        self._judge = judge
+        self._rolling_window = rolling_window
+        self._bad_threshold = dict(bad_event_threshold)
+        self._with_route = with_route
+        self._score = {
+            name: catalog.histogram(registry, f"ragpulse_{name}_score", with_optional_labels=with_route)
             for name in METRIC_NAMES
         }
-        self.weighted_sum = Counter(
-            "ragpulse_score_weighted_sum",
-            "Sum of adjusted count x score per metric: divide by ragpulse_score_weight_total for the "
-            "sampling-weighted mean that stays right across services sampled at different rates.",
-            ["service", "metric"],
-            registry=registry,
-        )
-        self.weight = Counter(
-            "ragpulse_score_weight",
-            "Sum of the adjusted counts (1/sampling probability) of scored records per metric.",
-            ["service", "metric"],
-            registry=registry,
-        )
-        self.bad_weight = Counter(
-            "ragpulse_score_below_threshold_weight",
-            "Sum of the adjusted counts of records whose score fell below the metric's bad-event "
-            "threshold (the error-budget's bad events).",
-            ["service", "metric"],
-            registry=registry,
-        )
-        self.rolling_mean = Gauge(
-            "ragpulse_score_rolling_mean",
-            "Sampling-weighted mean of the most recent scores (window in the config).",
-            ["service", "metric"],
-            registry=registry,
-        )
-        self.records_consumed = Counter(
-            "ragpulse_scorer_records_consumed",
-            "Records taken off the bus by this scorer.",
-            registry=registry,
-        )
-        self.records_scored = Counter(
-            "ragpulse_records_scored",
-            "Records scored (at least one metric computed or failed by a counted reason).",
-            ["service"],
-            registry=registry,
-        )
-        self.records_skipped = Counter(
-            "ragpulse_scorer_records_skipped",
-            "Records the scorer did not score, by rule (duplicate delivery, judge budget spent).",
-            ["reason"],
-            registry=registry,
-        )
-        self.records_dead_lettered = Counter(
-            "ragpulse_records_dead_lettered",
-            "Records sent to the dead-letter sink, by reason.",
-            ["reason"],
-            registry=registry,
-        )
-        self.metric_failures = Counter(
-            "ragpulse_metric_failures",
-            "Metric computations that gave no score, by metric and reason. Never a score of 0.",
-            ["metric", "reason"],
-            registry=registry,
-        )
-        self.judge_calls = Counter(
-            "ragpulse_judge_calls",
-            "Calls made to the judge, by judge and metric.",
-            ["judge", "metric"],
-            registry=registry,
-        )
-        self.judge_requests = Counter(
-            "ragpulse_judge_requests",
-            "Metric computations sent to the judge, by outcome (ok or the failure reason).",
-            ["judge", "outcome"],
-            registry=registry,
-        )
-        self.judge_latency = Histogram(
-            "ragpulse_judge_latency_seconds",
-            "Time the judge spent on one metric of one record.",
-            ["judge", "metric"],
-            buckets=JUDGE_LATENCY_BUCKETS,
-            registry=registry,
-        )
-        self.judge_tokens = Counter(
-            "ragpulse_judge_tokens",
-            "Tokens the judge used, by kind (prompt, completion).",
-            ["judge", "kind"],
-            registry=registry,
-        )
-        self.judge_cost = Counter(
-            "ragpulse_judge_cost_usd",
-            "Judge cost in US dollars from the configured price table.",
-            ["judge"],
-            registry=registry,
-        )
-        self.judge_unavailable_waits = Counter(
-            "ragpulse_judge_unavailable_waits",
-            "Times a record waited because the judge's endpoint was down (scoring paused, nothing dropped).",
-            registry=registry,
-        )
-        self.queue_depth = Gauge(
-            "ragpulse_queue_depth",
-            "Records waiting to be scored (in-process queue depth, or Kafka consumer lag).",
-            registry=registry,
-        )
-        self.scoring_latency = Histogram(
-            "ragpulse_record_scoring_seconds",
-            "Wall time to score one record, all metrics.",
-            buckets=JUDGE_LATENCY_BUCKETS,
-            registry=registry,
-        )
+        self._weighted_sum = catalog.counter(registry, "ragpulse_score_weighted_sum_total")
+        self._weight = catalog.counter(registry, "ragpulse_score_weight_total")
+        self._bad_weight = catalog.counter(registry, "ragpulse_score_below_threshold_weight_total")
+        self._rolling_mean = catalog.gauge(registry, "ragpulse_score_rolling_mean")
+        self._records_scored = catalog.counter(registry, "ragpulse_records_scored_total")
+        self._metric_failures = catalog.counter(registry, "ragpulse_metric_failures_total")
+        self._judge_calls = catalog.counter(registry, "ragpulse_judge_calls_total")
+        self._judge_requests = catalog.counter(registry, "ragpulse_judge_requests_total")
+        self._judge_latency = catalog.histogram(registry, "ragpulse_judge_latency_seconds")
+        self._scoring_latency = catalog.histogram(registry, "ragpulse_record_scoring_seconds")
+        tokens = catalog.counter(registry, "ragpulse_judge_tokens_total")
+        # Created now and touched on every record, zero included: the cost panel shows 0 for a
+        # free judge, not "no data".
+        self._prompt_tokens = tokens.labels(judge=judge, kind="prompt")
+        self._completion_tokens = tokens.labels(judge=judge, kind="completion")
+        self._cost = catalog.counter(registry, "ragpulse_judge_cost_usd_total").labels(judge=judge)
+        # labels() takes a lock and builds a tuple per call: children are looked up once per label
+        # set, which the worker's LabelGuards bound.
+        self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
+        self._judge_cache: dict[str, _JudgeChildren] = {}
+        self._scored_cache: dict[str, Any] = {}
+        # Per (service, metric), like the gauge: every route of a service feeds one window.
+        self._windows: dict[tuple[str, str], WeightedWindow] = {}
+        self._rolling_lock = threading.Lock()
+
+    def on_scores(self, scored: ScoredRecord) -> None:
+        record = scored.record
+        route = record.route if self._with_route else ""
+        weight = record.sampling.adjusted_count
+        prompt_tokens = completion_tokens = 0
+        cost = 0.0
+        for name, o in scored.outcomes.items():
+            judge_children = self._judge_children(name)
+            judge_children.latency.observe(o.seconds)
+            judge_children.calls.inc(o.usage.calls)
+            prompt_tokens += o.usage.prompt_tokens
+            completion_tokens += o.usage.completion_tokens
+            cost += o.usage.cost_usd
+            if o.value is None:
+                reason = o.error or "unknown"
+                self._judge_requests.labels(judge=self._judge, outcome=reason).inc()
+                self._metric_failures.labels(metric=name, reason=reason).inc()
+                continue
+            judge_children.ok.inc()
+            children = self._score_children(record.service, route, name)
+            children.score.observe(o.value)
+            children.weighted_sum.inc(weight * o.value)
+            children.weight.inc(weight)
+            if o.value < self._bad_threshold.get(name, 0.0):
+                children.bad_weight.inc(weight)
+            with self._rolling_lock:
+                children.window.add(o.value, weight)
+                # Clamped: the running sums' rounding may step just outside [0, 1].
+                children.rolling_mean.set(min(1.0, max(0.0, children.window.sums.mean)))
+        self._prompt_tokens.inc(prompt_tokens)
+        self._completion_tokens.inc(completion_tokens)
+        self._cost.inc(cost)
+        counter = self._scored_cache.get(record.service)
+        if counter is None:
+            counter = self._scored_cache[record.service] = self._records_scored.labels(service=record.service)
+        counter.inc()
+        self._scoring_latency.observe(scored.seconds)
+
+    def _score_children(self, service: str, route: str, metric: str) -> _ScoreChildren:
+        """Created on the first score only, so a metric that always fails has no series (no 0/0)."""
+        key = (service, route, metric)
+        children = self._score_cache.get(key)
+        if children is None:
+            score_labels = {"service": service, "route": route} if self._with_route else {"service": service}
+            children = self._score_cache[key] = _ScoreChildren(
+                score=self._score[metric].labels(**score_labels),
+                weighted_sum=self._weighted_sum.labels(service=service, metric=metric),
+                weight=self._weight.labels(service=service, metric=metric),
+                bad_weight=self._bad_weight.labels(service=service, metric=metric),
+                rolling_mean=self._rolling_mean.labels(service=service, metric=metric),
+                window=self._windows.setdefault((service, metric), WeightedWindow(self._rolling_window)),
+            )
+        return children
+
+    def _judge_children(self, metric: str) -> _JudgeChildren:
+        children = self._judge_cache.get(metric)
+        if children is None:
+            judge = self._judge
+            children = self._judge_cache[metric] = _JudgeChildren(
+                ok=self._judge_requests.labels(judge=judge, outcome="ok"),
+                latency=self._judge_latency.labels(judge=judge, metric=metric),
+                calls=self._judge_calls.labels(judge=judge, metric=metric),
+            )
+        return children
+
+
+@dataclass(frozen=True)
+class _JudgeChildren:
+    ok: Any
+    latency: Any
+    calls: Any
+
+
+@dataclass(frozen=True)
+class _ScoreChildren:
+    score: Any
+    weighted_sum: Any
+    weight: Any
+    bad_weight: Any
+    rolling_mean: Any
+    # The last scorer.rolling_window scores of the service and metric, behind rolling_mean.
+    window: WeightedWindow
 
 
 class JudgeEndpointCollector:
@@ -144,16 +157,14 @@ class JudgeEndpointCollector:
 
     def collect(self) -> Iterator[Metric]:
         name = str(getattr(self._judge, "name", "unknown"))
-        for attr, family, help_text, label in (
-            ("requests", "ragpulse_judge_endpoint_requests", "Requests to the judge's endpoint, by outcome.",
-             "outcome"),
-            ("failures", "ragpulse_judge_endpoint_failures", "Failed judge answers after retries, by reason.",
-             "reason"),
+        for attr, family in (
+            ("requests", "ragpulse_judge_endpoint_requests_total"),
+            ("failures", "ragpulse_judge_endpoint_failures_total"),
         ):
             counts = getattr(self._judge, attr, None)
             if counts is None:
                 continue
-            metric = CounterMetricFamily(family, help_text, labels=["judge", label])
+            metric = catalog.family(family)
             for key, value in dict(counts).items():
                 metric.add_metric([name, key], value)
             yield metric

@@ -27,8 +27,9 @@ from kafka import errors as kafka_errors
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.future import Future
 from kafka.structs import OffsetAndMetadata
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry
 
+from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.connection import connection_config, poll_group, subscribe_known_topic
@@ -142,43 +143,12 @@ class OffsetTracker:
 
 class KafkaConsumerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.lag = Gauge(
-            "ragpulse_kafka_consumer_lag",
-            "Records not yet finished by this scorer: the partition's high watermark (from the broker) "
-            "minus the lowest unfinished offset.",
-            ["topic", "partition"],
-            registry=registry,
-        )
-        self.commits = Counter(
-            "ragpulse_kafka_commits",
-            "Offset commits, by outcome (ok, failed, not_flushed: outputs not yet acknowledged).",
-            ["outcome"],
-            registry=registry,
-        )
-        self.rebalances = Counter(
-            "ragpulse_kafka_rebalance_partitions",
-            "Partitions assigned, revoked or lost in rebalances.",
-            ["event"],
-            registry=registry,
-        )
-        self.assigned = Gauge(
-            "ragpulse_kafka_assigned_partitions",
-            "Partitions of the records topic this scorer owns now (0 while it waits for a rebalance "
-            "or when the group has more members than partitions).",
-            registry=registry,
-        )
-        self.alone = Counter(
-            "ragpulse_kafka_records_taken_alone",
-            "Records handed out one at a time because the partition's previous owner died "
-            "without handing it over (a crash, an OOM kill): each is committed before it is scored.",
-            registry=registry,
-        )
-        self.released = Counter(
-            "ragpulse_kafka_released_in_flight",
-            "In-flight records released unfinished on a rebalance (rebalance_timeout_s passed); "
-            "the next owner scores them.",
-            registry=registry,
-        )
+        self.lag = catalog.gauge(registry, "ragpulse_kafka_consumer_lag")
+        self.commits = catalog.counter(registry, "ragpulse_kafka_commits_total")
+        self.rebalances = catalog.counter(registry, "ragpulse_kafka_rebalance_partitions_total")
+        self.assigned = catalog.gauge(registry, "ragpulse_kafka_assigned_partitions")
+        self.alone = catalog.counter(registry, "ragpulse_kafka_records_taken_alone_total")
+        self.released = catalog.counter(registry, "ragpulse_kafka_released_in_flight_total")
 
 
 class _Rebalance(AsyncConsumerRebalanceListener):

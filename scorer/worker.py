@@ -1,4 +1,5 @@
-"""The scoring worker: take records off the bus, score them, export, publish, then commit.
+"""The scoring worker: take records off the bus, score them, hand them to the observers (the
+Prometheus export, drift, history), publish the scores, then commit.
 
 Every delivery ends in exactly one of: scored, skipped by a named rule, or dead-lettered with its
 reason — and a counter says which. A delivery is committed only after that, so a crash means a
@@ -7,22 +8,23 @@ redelivery, never a loss.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from prometheus_client import CollectorRegistry
+
+from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery, RecordConsumer
 from ragpulse.core.labels import LabelGuard
 from ragpulse.core.wire import Record, RecordError, scores_message
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.export_prometheus import ScorerMetrics
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
+from ragpulse.scorer.observer import ScoredRecord, ScoreObserver
 from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
@@ -33,38 +35,22 @@ log = logging.getLogger(__name__)
 JUDGE_UNAVAILABLE_WAIT_S = 5.0
 
 
-class ScoreObserver(Protocol):
-    def on_scores(self, record: Record, values: dict[str, float], detail: dict[str, Any]) -> None: ...
-
-
 class RecordDeduper(Protocol):
     def seen(self, record_id: str) -> bool:
         """True if this id was already scored (a redelivery); records it otherwise."""
         ...
 
 
-class RollingMeans:
-    """Sampling-weighted mean of the last `window` scores per (service, metric), kept as running
-    sums so an update costs the same whatever the window."""
+class WorkerMetrics:
+    """What became of each delivery, and the queue behind it; the scores themselves are the
+    observers' to export (scorer/export_prometheus.py)."""
 
-    def __init__(self, window: int) -> None:
-        self._window = window
-        self._values: dict[tuple[str, str], collections.deque[tuple[float, float]]] = {}
-        self._sums: dict[tuple[str, str], list[float]] = {}
-        self._lock = threading.Lock()
-
-    def add(self, key: tuple[str, str], value: float, weight: float) -> float:
-        with self._lock:
-            values = self._values.setdefault(key, collections.deque())
-            sums = self._sums.setdefault(key, [0.0, 0.0])
-            values.append((value, weight))
-            sums[0] += value * weight
-            sums[1] += weight
-            if len(values) > self._window:
-                old_value, old_weight = values.popleft()
-                sums[0] -= old_value * old_weight
-                sums[1] -= old_weight
-            return min(1.0, max(0.0, sums[0] / sums[1]))
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.records_consumed = catalog.counter(registry, "ragpulse_scorer_records_consumed_total")
+        self.records_skipped = catalog.counter(registry, "ragpulse_scorer_records_skipped_total")
+        self.records_dead_lettered = catalog.counter(registry, "ragpulse_records_dead_lettered_total")
+        self.judge_unavailable_waits = catalog.counter(registry, "ragpulse_judge_unavailable_waits_total")
+        self.queue_depth = catalog.gauge(registry, "ragpulse_queue_depth")
 
 
 class Worker:
@@ -73,12 +59,13 @@ class Worker:
         consumer: RecordConsumer,
         judge: Judge,
         config: ScorerConfig,
-        metrics: ScorerMetrics,
+        metrics: WorkerMetrics,
         scores: ScoreSink,
         dead_letters: DeadLetterSink,
         observers: list[ScoreObserver],
         service_label: LabelGuard,
         route_label: LabelGuard,
+        model_label: LabelGuard,
         deduper: RecordDeduper | None = None,
         pacer: BudgetPacer | None = None,
     ) -> None:
@@ -92,17 +79,9 @@ class Worker:
         self._observers = observers
         self._service_label = service_label
         self._route_label = route_label
+        self._model_label = model_label
         self._deduper = deduper
         self._pacer = pacer
-        self._rolling = RollingMeans(config.rolling_window)
-        self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
-        self._judge_cache: dict[str, _JudgeChildren] = {}
-        self._scored_cache: dict[str, Any] = {}
-        judge_name = judge.name
-        # Touched on every record, zero included: the cost panel shows 0 for a free judge, not "no data".
-        self._prompt_tokens = metrics.judge_tokens.labels(judge=judge_name, kind="prompt")
-        self._completion_tokens = metrics.judge_tokens.labels(judge=judge_name, kind="completion")
-        self._cost = metrics.judge_cost.labels(judge=judge_name)
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
         # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
@@ -195,16 +174,17 @@ class Worker:
         elapsed = time.perf_counter() - started
         if self._pacer is not None:
             self._pacer.scored(sum(o.usage.cost_usd for o in outcomes.values()))
-        self._export(record, outcomes, elapsed)
-        self._scores.publish(record.id, self._message(record, outcomes, elapsed))
-        values = {name: o.value for name, o in outcomes.items() if o.value is not None}
-        detail = {name: o.detail for name, o in outcomes.items()}
-        # Observers export labels too: they see the same bounded service and route as our families.
-        bounded = dataclasses.replace(
-            record, service=self._service_label(record.service), route=self._route_label(record.route)
-        )
+        # Observers first: once a record's scores message is out, its scores are on /metrics too.
+        scored = ScoredRecord(self._bounded(record), outcomes, elapsed)
         for observer in self._observers:
-            observer.on_scores(bounded, values, detail)
+            observer.on_scores(scored)
+        self._scores.publish(record.id, self._message(record, outcomes, elapsed))
+
+    def _bounded(self, record: Record) -> Record:
+        """The record with its span values as labels may carry them: bounded once, here, so every
+        observer exports the same service, route and model."""
+        return dataclasses.replace(record, service=self._service_label(record.service),
+                                   route=self._route_label(record.route), model=self._model_label(record.model))
 
     def _dead_letter(self, delivery: Delivery, reason: str, detail: str, attempts: int) -> None:
         self._dead_letters.publish(delivery.value, reason, detail, attempts)
@@ -224,83 +204,3 @@ class Worker:
             total,
             elapsed,
         )
-
-    def _score_children(self, service: str, route: str, metric: str) -> _ScoreChildren:
-        """The labelled children of one (service, route, metric), looked up once: labels() takes a
-        lock and builds a tuple per call, and the label sets are bounded by the LabelGuards.
-        Created on the first score only, so a metric that always fails has no series (no 0/0)."""
-        key = (service, route, metric)
-        children = self._score_cache.get(key)
-        if children is None:
-            m = self._metrics
-            score_labels = {"service": service, "route": route} if m.with_route else {"service": service}
-            children = self._score_cache[key] = _ScoreChildren(
-                score=m.score[metric].labels(**score_labels),
-                weighted_sum=m.weighted_sum.labels(service=service, metric=metric),
-                weight=m.weight.labels(service=service, metric=metric),
-                bad_weight=m.bad_weight.labels(service=service, metric=metric),
-                rolling_mean=m.rolling_mean.labels(service=service, metric=metric),
-            )
-        return children
-
-    def _judge_children(self, metric: str) -> _JudgeChildren:
-        children = self._judge_cache.get(metric)
-        if children is None:
-            m, judge = self._metrics, self._judge.name
-            children = self._judge_cache[metric] = _JudgeChildren(
-                ok=m.judge_requests.labels(judge=judge, outcome="ok"),
-                latency=m.judge_latency.labels(judge=judge, metric=metric),
-                calls=m.judge_calls.labels(judge=judge, metric=metric),
-            )
-        return children
-
-    def _export(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> None:
-        m = self._metrics
-        service = self._service_label(record.service)
-        route = self._route_label(record.route) if m.with_route else ""
-        weight = record.sampling.adjusted_count
-        prompt_tokens = completion_tokens = 0
-        cost = 0.0
-        for name, o in outcomes.items():
-            judge_children = self._judge_children(name)
-            judge_children.latency.observe(o.seconds)
-            judge_children.calls.inc(o.usage.calls)
-            prompt_tokens += o.usage.prompt_tokens
-            completion_tokens += o.usage.completion_tokens
-            cost += o.usage.cost_usd
-            if o.value is None:
-                m.judge_requests.labels(judge=self._judge.name, outcome=o.error or "unknown").inc()
-                m.metric_failures.labels(metric=name, reason=o.error or "unknown").inc()
-                continue
-            judge_children.ok.inc()
-            children = self._score_children(service, route, name)
-            children.score.observe(o.value)
-            children.weighted_sum.inc(weight * o.value)
-            children.weight.inc(weight)
-            if o.value < self._config.bad_event_threshold.get(name, 0.0):
-                children.bad_weight.inc(weight)
-            children.rolling_mean.set(self._rolling.add((service, name), o.value, weight))
-        self._prompt_tokens.inc(prompt_tokens)
-        self._completion_tokens.inc(completion_tokens)
-        self._cost.inc(cost)
-        scored = self._scored_cache.get(service)
-        if scored is None:
-            scored = self._scored_cache[service] = m.records_scored.labels(service=service)
-        scored.inc()
-        m.scoring_latency.observe(elapsed)
-
-
-@dataclass(frozen=True)
-class _JudgeChildren:
-    ok: Any
-    latency: Any
-    calls: Any
-
-
-@dataclass(frozen=True)
-class _ScoreChildren:
-    score: Any
-    weighted_sum: Any
-    weight: Any
-    bad_weight: Any
-    rolling_mean: Any

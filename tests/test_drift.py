@@ -15,6 +15,8 @@ from prometheus_client import CollectorRegistry
 
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.drift import CusumDetector, DriftConfig, DriftDetectorBank
+from ragpulse.scorer.observer import ScoredRecord
+from ragpulse.scorer.score import MetricOutcome
 
 BASELINE_P = 0.85
 DROP = 0.15
@@ -133,6 +135,10 @@ def record(service: str, weight: float = 1.0) -> Record:
                   time_unix_nano=0, sampling=Sampling(1 / weight, weight, "test"))
 
 
+def scored(rec: Record, values: dict[str, float]) -> ScoredRecord:
+    return ScoredRecord(rec, {name: MetricOutcome(value) for name, value in values.items()}, 0.01)
+
+
 def test_bank_exports_gauges_and_quiet_service_never_alarms():
     registry = CollectorRegistry()
     cfg = DriftConfig(min_samples=50)
@@ -140,7 +146,7 @@ def test_bank_exports_gauges_and_quiet_service_never_alarms():
     labels = {"service": "quiet", "metric": "faithfulness"}
     # Fewer records than min_samples, all terrible: not armed, so no statistic and no alarm.
     for _ in range(49):
-        bank.on_scores(record("quiet"), {"faithfulness": 0.0}, {})
+        bank.on_scores(scored(record("quiet"), {"faithfulness": 0.0}))
     assert registry.get_sample_value("ragpulse_score_drift_alarm", labels) is None
     assert registry.get_sample_value("ragpulse_score_drift_statistic", labels) is None
     assert registry.get_sample_value("ragpulse_score_current_mean", labels) == 0.0
@@ -148,12 +154,12 @@ def test_bank_exports_gauges_and_quiet_service_never_alarms():
     rng = random.Random(5)
     busy = {"service": "busy", "metric": "faithfulness"}
     for _ in range(500):
-        bank.on_scores(record("busy"), {"faithfulness": faithfulness_like(rng, 0.9), "answer_relevancy": 0.8}, {})
+        bank.on_scores(scored(record("busy"), {"faithfulness": faithfulness_like(rng, 0.9), "answer_relevancy": 0.8}))
     assert registry.get_sample_value("ragpulse_score_drift_alarm", busy) == 0.0
     baseline = registry.get_sample_value("ragpulse_score_baseline_mean", busy)
     assert abs(baseline - 0.9) < 0.05
     for _ in range(500):
-        bank.on_scores(record("busy"), {"faithfulness": faithfulness_like(rng, 0.6)}, {})
+        bank.on_scores(scored(record("busy"), {"faithfulness": faithfulness_like(rng, 0.6)}))
     assert registry.get_sample_value("ragpulse_score_drift_alarm", busy) == 1.0
     assert registry.get_sample_value("ragpulse_score_drift_direction", busy) == -1.0
     lower = registry.get_sample_value("ragpulse_score_current_mean_lower", busy)
@@ -171,7 +177,7 @@ def test_weights_make_the_baseline_the_population_mean():
     bank = DriftDetectorBank(DriftConfig(min_samples=100, recent_window=100), registry)
     for i in range(200):
         heavy = i % 2 == 1
-        bank.on_scores(record("svc", 9.0 if heavy else 1.0), {"faithfulness": 0.5 if heavy else 1.0}, {})
+        bank.on_scores(scored(record("svc", 9.0 if heavy else 1.0), {"faithfulness": 0.5 if heavy else 1.0}))
     labels = {"service": "svc", "metric": "faithfulness"}
     assert abs(registry.get_sample_value("ragpulse_score_baseline_mean", labels) - 0.55) < 1e-4
     assert abs(registry.get_sample_value("ragpulse_score_current_mean", labels) - 0.55) < 1e-9
@@ -184,20 +190,16 @@ def test_history_is_bounded_and_worst_records_churn():
 
     now = [1_000_000.0]
     registry = CollectorRegistry()
-    history = History(registry, minutes=5, max_services=2, worst_per_service=3, worst_window=10,
+    history = History(registry, {"faithfulness": 0.5}, minutes=5, worst_per_service=3, worst_window=10,
                       clock=lambda: now[0])
     for i in range(30):
         now[0] += 60  # one record per minute: only the last 5 minutes stay
         rec = Record(trace_id=f"t{i}", span_id="s", service="svc", question="q", contexts=["c"], answer="a",
                      time_unix_nano=0, sampling=Sampling(0.5, 2.0, "test"), route="/faq", model="m")
-        history.on_scores(rec, {"faithfulness": 1.0 - i / 100, "answer_relevancy": 0.5}, {})
+        history.on_scores(scored(rec, {"faithfulness": 1.0 - i / 100, "answer_relevancy": 0.5}))
     series = history.series()["svc"]
     assert len(series["t"]) == 5 and series["records"] == [1] * 5
     assert series["mean"]["faithfulness"][-1] == 1.0 - 29 / 100
-    # Beyond max_services, further services are not tracked.
-    for name in ("b", "c"):
-        history.on_scores(record(name), {"faithfulness": 1.0}, {})
-    assert set(history.series()) == {"svc", "b"}
     # Worst records: only the 3 lowest of the last 10 are exported; evicted ids are removed.
     worst = {s.labels["record_id"]: s.value for f in registry.collect() if f.name == "ragpulse_recent_worst_score"
              for s in f.samples if s.labels["service"] == "svc"}

@@ -190,3 +190,40 @@ def test_fault_injected_judge_outage_pauses_scoring_instead_of_failing(monkeypat
     assert registry.get_sample_value("ragpulse_judge_unavailable_waits_total") == 2
     assert registry.get_sample_value("ragpulse_metric_failures_total", {"metric": "faithfulness",
                                                                         "reason": "circuit_open"}) is None
+
+
+def test_span_values_are_bounded_once_for_every_observer() -> None:
+    from ragpulse.scorer.drift import DriftDetectorBank
+    from ragpulse.scorer.history import History
+
+    config = Config()
+    config.prometheus.label_cap = 2
+    payloads = [record(span_id=f"{i:016x}", service=service, model=f"m{i}").to_json()
+                for i, service in enumerate(("a", "b", "c", "d"))]
+    parts, registry = run(payloads, config=config)
+    expected = {"a", "b", "other"}
+    scored = {s.labels["service"] for f in registry.collect() if f.name == "ragpulse_records_scored"
+              for s in f.samples}
+    assert scored == expected
+    (history,) = [o for o in parts.observers if isinstance(o, History)]
+    (drift,) = [o for o in parts.observers if isinstance(o, DriftDetectorBank)]
+    assert set(history.series()) == expected
+    assert {service for service, _ in drift.states()} == expected
+    models = {s.labels["model"] for f in registry.collect() if f.name == "ragpulse_segment_score_weight"
+              for s in f.samples}
+    assert models == {"m0", "m1", "other"}
+    # The scores topic keeps the record's own service: only labels are bounded.
+    assert {m["service"] for m in parts.scores.snapshot()} == {"a", "b", "c", "d"}
+
+
+def test_rolling_mean_spans_every_route_of_a_service() -> None:
+    config = Config()
+    config.prometheus.route_label = True
+    payloads = [record(span_id=f"{i:016x}", route=f"/r{i}").to_json() for i in range(3)]
+    parts, registry = run(payloads, config=config)
+    values = [m["metrics"]["faithfulness"]["value"] for m in parts.scores.snapshot()]
+    rolling = registry.get_sample_value("ragpulse_score_rolling_mean", {"service": "svc", "metric": "faithfulness"})
+    assert rolling == pytest.approx(sum(values) / len(values))
+    routes = {s.labels["route"] for f in registry.collect() if f.name == "ragpulse_faithfulness_score"
+              for s in f.samples}
+    assert routes == {"/r0", "/r1", "/r2"}

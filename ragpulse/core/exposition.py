@@ -28,3 +28,7 @@ class PrometheusConfig:
 
     def route_guard(self) -> LabelGuard:
         return LabelGuard(tuple(self.route_allow_list), self.label_cap)
+
+    def model_guard(self) -> LabelGuard:
+        # Models have no allow-list: the first `label_cap` values seen.
+        return LabelGuard(cap=self.label_cap)

@@ -9,8 +9,9 @@ from typing import Any
 from kafka import codec as kafka_codec
 from kafka import errors as kafka_errors
 from kafka.partitioner import Partitioner, murmur2
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry
 
+from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.connection import connection_config
 
@@ -26,38 +27,11 @@ class KafkaProducerMetrics:
     """Families shared by every ragpulse producer (records, scores, dead letters), by topic."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.delivered = Counter(
-            "ragpulse_kafka_messages_delivered",
-            "Messages the Kafka broker acknowledged (acks=all), by topic.",
-            ["topic"],
-            registry=registry,
-        )
-        self.delivery_failures = Counter(
-            "ragpulse_kafka_delivery_failures",
-            "Messages that could not be delivered after the producer's retries, by topic and reason "
-            "(timeout, message_too_large, authorization, unknown_topic, ...).",
-            ["topic", "reason"],
-            registry=registry,
-        )
-        self.refused = Counter(
-            "ragpulse_kafka_publish_refused",
-            "Records the publisher refused with retry-later (the OTLP client retries), by reason "
-            "(buffer_full: too many unacknowledged records; unavailable: no broker metadata).",
-            ["reason"],
-            registry=registry,
-        )
-        self.records_truncated = Counter(
-            "ragpulse_kafka_records_truncated",
-            "Records cut to fit bus.kafka.max_message_bytes (contexts first; the record says truncated).",
-            ["service"],
-            registry=registry,
-        )
-        self.buffered = Gauge(
-            "ragpulse_kafka_producer_buffered",
-            "Messages handed to the producer and not yet acknowledged or failed, by topic.",
-            ["topic"],
-            registry=registry,
-        )
+        self.delivered = catalog.counter(registry, "ragpulse_kafka_messages_delivered_total")
+        self.delivery_failures = catalog.counter(registry, "ragpulse_kafka_delivery_failures_total")
+        self.refused = catalog.counter(registry, "ragpulse_kafka_publish_refused_total")
+        self.records_truncated = catalog.counter(registry, "ragpulse_kafka_records_truncated_total")
+        self.buffered = catalog.gauge(registry, "ragpulse_kafka_producer_buffered")
 
 
 def failure_reason(error: BaseException) -> str:

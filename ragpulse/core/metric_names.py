@@ -1,0 +1,14 @@
+"""The scores ragpulse computes, named once.
+
+These names are part of the contracts: keys of the scores message, the `metric` label, the score
+histograms' family names (ragpulse_<name>_score), the config's defaults (scorer.metrics,
+scorer.bad_event_threshold, drift.metrics) and the keys of scorer/metrics' functions.
+"""
+
+from __future__ import annotations
+
+METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy")
+
+# A score below its threshold is a bad event for the error-budget alerts (the defaults of
+# scorer.bad_event_threshold).
+DEFAULT_BAD_EVENT_THRESHOLDS = dict(zip(METRIC_NAMES, (0.5, 0.5, 0.2), strict=True))

@@ -1,0 +1,248 @@
+"""Every Prometheus family ragpulse exports, declared once: name, type, help, labels, component.
+
+Code builds its families from here (counter(), gauge(), histogram(), family()), so a family that
+is not declared cannot be built, and docs/metrics.md is generated from here (docs/generate.py), so
+a declared family is documented. tests/test_telemetry_catalog.py checks that no module builds a
+family any other way and that a real run registers exactly these.
+
+Names follow Prometheus conventions: counters are declared by the name they are queried by
+(`_total`), base units (`_seconds`), scores are unitless ratios in [0, 1]. Families with dashboards
+or alert rules on them (grafana/, deploy/prometheus/) keep their names, labels and meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from ragpulse.core.metric_names import METRIC_NAMES
+
+SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+COLLECTOR = "collector"
+SCORER = "scorer"
+DRIFT = "scorer: drift detector"
+HISTORY = "scorer: history (segments, worst records)"
+JUDGE_ENDPOINT = "scorer: judge endpoint"
+KAFKA_PRODUCER = "Kafka producers (collector records; scorer scores and dead letters)"
+KAFKA_CONSUMER = "Kafka consumer (scorer)"
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    name: str  # as queried: counters end in _total
+    kind: str  # counter, gauge or histogram
+    help: str
+    labels: tuple[str, ...]
+    component: str
+    # Labels present only when configured (route on the score histograms: prometheus.route_label).
+    optional_labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] = ()
+
+
+class UndeclaredFamily(LookupError):
+    pass
+
+
+_BY_SERVICE_METRIC = ("service", "metric")
+
+FAMILIES: tuple[FamilySpec, ...] = (
+    # --- collector/telemetry.py
+    FamilySpec("ragpulse_otlp_requests_total", "counter",
+               "OTLP export requests, by transport (grpc, http) and outcome (ok, invalid, retry_later).",
+               ("transport", "outcome"), COLLECTOR),
+    FamilySpec("ragpulse_otlp_requests_refused_total", "counter",
+               "OTLP export requests refused (each also counted in ragpulse_otlp_requests_total as invalid "
+               "or retry_later), by transport and reason: bus_full, connections (receiver.max_connections), "
+               "too_large (receiver.max_request_bytes), json_depth (receiver.max_json_depth), read_timeout "
+               "(receiver.read_timeout_s), framing (broken Content-Length or chunked framing), malformed "
+               "(not valid protobuf, JSON, gzip or Unicode), unsupported (content type or encoding), internal "
+               "(a ragpulse bug: see its log).",
+               ("transport", "reason"), COLLECTOR),
+    FamilySpec("ragpulse_spans_received_total", "counter", "Spans received over OTLP.", ("transport",), COLLECTOR),
+    FamilySpec("ragpulse_records_received_total", "counter",
+               "RAG records extracted from spans (one per question/contexts/answer triple).", ("service",), COLLECTOR),
+    FamilySpec("ragpulse_records_sampled_total", "counter",
+               "RAG records kept by sampling and handed to the bus.", ("service",), COLLECTOR),
+    FamilySpec("ragpulse_records_dropped_total", "counter",
+               "RAG records not handed to the bus, by rule (sampled_out, invalid, bus_full).",
+               ("service", "reason"), COLLECTOR),
+    FamilySpec("ragpulse_spans_without_rag_triple_total", "counter",
+               "Spans (or assembled traces) that carried no question/contexts/answer triple: counted "
+               "and dropped, never an error.", (), COLLECTOR),
+    FamilySpec("ragpulse_records_truncated_total", "counter",
+               "Records whose contexts were cut to the configured size limit.", ("service",), COLLECTOR),
+    FamilySpec("ragpulse_trace_spans_total", "counter",
+               "Spans of multi-span conventions, by outcome: buffered, sampled_out (trace dropped by "
+               "sampling before buffering), late (trace already assembled), over_limit (trace at its span cap).",
+               ("outcome",), COLLECTOR),
+    FamilySpec("ragpulse_traces_assembled_total", "counter",
+               "Buffered traces assembled, by trigger: root (root span plus grace), timeout, buffer_full "
+               "(oldest assembled early to make room), shutdown.", ("trigger",), COLLECTOR),
+    FamilySpec("ragpulse_assembly_pending_traces", "gauge", "Traces buffered for assembly.", (), COLLECTOR),
+    FamilySpec("ragpulse_assembly_pending_bytes", "gauge",
+               "Encoded size of the spans buffered for assembly.", (), COLLECTOR),
+    # --- scorer/export_prometheus.py: the scores
+    *(FamilySpec(f"ragpulse_{name}_score", "histogram",
+                 f"{name.replace('_', ' ').capitalize()} of scored records (0..1), unweighted.",
+                 ("service",), SCORER, optional_labels=("route",), buckets=SCORE_BUCKETS)
+      for name in METRIC_NAMES),
+    FamilySpec("ragpulse_score_weighted_sum_total", "counter",
+               "Sum of adjusted count x score per metric: divide by ragpulse_score_weight_total for the "
+               "sampling-weighted mean that stays right across services sampled at different rates.",
+               _BY_SERVICE_METRIC, SCORER),
+    FamilySpec("ragpulse_score_weight_total", "counter",
+               "Sum of the adjusted counts (1/sampling probability) of scored records per metric.",
+               _BY_SERVICE_METRIC, SCORER),
+    FamilySpec("ragpulse_score_below_threshold_weight_total", "counter",
+               "Sum of the adjusted counts of records whose score fell below the metric's bad-event "
+               "threshold (the error-budget's bad events).", _BY_SERVICE_METRIC, SCORER),
+    FamilySpec("ragpulse_score_rolling_mean", "gauge",
+               "Sampling-weighted mean of the most recent scores (window in the config).", _BY_SERVICE_METRIC, SCORER),
+    FamilySpec("ragpulse_records_scored_total", "counter",
+               "Records scored (at least one metric computed or failed by a counted reason).", ("service",), SCORER),
+    FamilySpec("ragpulse_metric_failures_total", "counter",
+               "Metric computations that gave no score, by metric and reason. Never a score of 0.",
+               ("metric", "reason"), SCORER),
+    FamilySpec("ragpulse_judge_calls_total", "counter",
+               "Calls made to the judge, by judge and metric.", ("judge", "metric"), SCORER),
+    FamilySpec("ragpulse_judge_requests_total", "counter",
+               "Metric computations sent to the judge, by outcome (ok or the failure reason).",
+               ("judge", "outcome"), SCORER),
+    FamilySpec("ragpulse_judge_latency_seconds", "histogram",
+               "Time the judge spent on one metric of one record.", ("judge", "metric"), SCORER,
+               buckets=LATENCY_BUCKETS),
+    FamilySpec("ragpulse_judge_tokens_total", "counter",
+               "Tokens the judge used, by kind (prompt, completion).", ("judge", "kind"), SCORER),
+    FamilySpec("ragpulse_judge_cost_usd_total", "counter",
+               "Judge cost in US dollars from the configured price table.", ("judge",), SCORER),
+    FamilySpec("ragpulse_record_scoring_seconds", "histogram",
+               "Wall time to score one record, all metrics.", (), SCORER, buckets=LATENCY_BUCKETS),
+    # --- scorer/worker.py: what became of each delivery
+    FamilySpec("ragpulse_scorer_records_consumed_total", "counter",
+               "Records taken off the bus by this scorer.", (), SCORER),
+    FamilySpec("ragpulse_scorer_records_skipped_total", "counter",
+               "Records the scorer did not score, by rule (duplicate delivery, judge budget spent).",
+               ("reason",), SCORER),
+    FamilySpec("ragpulse_records_dead_lettered_total", "counter",
+               "Records sent to the dead-letter sink, by reason.", ("reason",), SCORER),
+    FamilySpec("ragpulse_judge_unavailable_waits_total", "counter",
+               "Times a record waited because the judge's endpoint was down (scoring paused, nothing dropped).",
+               (), SCORER),
+    FamilySpec("ragpulse_queue_depth", "gauge",
+               "Records waiting to be scored (in-process queue depth, or Kafka consumer lag).", (), SCORER),
+    # --- scorer/drift.py (computed at scrape time)
+    FamilySpec("ragpulse_score_drift_statistic", "gauge",
+               "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
+               "deviations (the larger of the downward and upward sums).", _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_drift_alarm", "gauge",
+               "1 while the drift statistic is above ragpulse_score_drift_threshold, else 0.",
+               _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_drift_direction", "gauge",
+               "-1 while a downward drift alarm is raised, +1 for an upward one, 0 otherwise.",
+               _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_baseline_mean", "gauge",
+               "Sampling-weighted baseline mean the drift detector compares against.", _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_current_mean", "gauge",
+               "Sampling-weighted mean of the detector's recent window of records.", _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_current_mean_lower", "gauge",
+               "Lower bound of the confidence interval of ragpulse_score_current_mean.", _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_current_mean_upper", "gauge",
+               "Upper bound of the confidence interval of ragpulse_score_current_mean.", _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_drift_samples", "gauge",
+               "Records seen by the drift detector; it arms at ragpulse_score_drift_min_samples.",
+               _BY_SERVICE_METRIC, DRIFT),
+    FamilySpec("ragpulse_score_drift_threshold", "gauge",
+               "CUSUM alarm threshold h (baseline standard deviations).", (), DRIFT),
+    FamilySpec("ragpulse_score_drift_min_samples", "gauge", "Records a detector needs before it can alarm.", (), DRIFT),
+    # --- scorer/history.py
+    FamilySpec("ragpulse_segment_score_weighted_sum_total", "counter",
+               "Sum of adjusted count x score per service, route, model and metric (divide by "
+               "ragpulse_segment_score_weight_total for the weighted mean of a route or model).",
+               ("service", "route", "model", "metric"), HISTORY),
+    FamilySpec("ragpulse_segment_score_weight_total", "counter",
+               "Sum of adjusted counts of scored records per service, route, model and metric.",
+               ("service", "route", "model", "metric"), HISTORY),
+    FamilySpec("ragpulse_recent_worst_score", "gauge",
+               "The lowest faithfulness scores among each service's recent records, by record id "
+               "(a bounded, churning set: look the id up on the live page or the scores topic).",
+               ("service", "route", "model", "record_id"), HISTORY),
+    # --- scorer/export_prometheus.py JudgeEndpointCollector: judges that call an endpoint (openai)
+    FamilySpec("ragpulse_judge_endpoint_requests_total", "counter",
+               "Requests to the judge's endpoint, by outcome.", ("judge", "outcome"), JUDGE_ENDPOINT),
+    FamilySpec("ragpulse_judge_endpoint_failures_total", "counter",
+               "Failed judge answers after retries, by reason.", ("judge", "reason"), JUDGE_ENDPOINT),
+    # --- ragpulse/kafka/producer.py
+    FamilySpec("ragpulse_kafka_messages_delivered_total", "counter",
+               "Messages the Kafka broker acknowledged (acks=all), by topic.", ("topic",), KAFKA_PRODUCER),
+    FamilySpec("ragpulse_kafka_delivery_failures_total", "counter",
+               "Messages that could not be delivered after the producer's retries, by topic and reason "
+               "(timeout, message_too_large, authorization, unknown_topic, ...).", ("topic", "reason"), KAFKA_PRODUCER),
+    FamilySpec("ragpulse_kafka_publish_refused_total", "counter",
+               "Records the publisher refused with retry-later (the OTLP client retries), by reason "
+               "(buffer_full: too many unacknowledged records; unavailable: no broker metadata).",
+               ("reason",), KAFKA_PRODUCER),
+    FamilySpec("ragpulse_kafka_records_truncated_total", "counter",
+               "Records cut to fit bus.kafka.max_message_bytes (contexts first; the record says truncated).",
+               ("service",), KAFKA_PRODUCER),
+    FamilySpec("ragpulse_kafka_producer_buffered", "gauge",
+               "Messages handed to the producer and not yet acknowledged or failed, by topic.",
+               ("topic",), KAFKA_PRODUCER),
+    # --- scorer/kafka_consumer.py
+    FamilySpec("ragpulse_kafka_consumer_lag", "gauge",
+               "Records not yet finished by this scorer: the partition's high watermark (from the broker) "
+               "minus the lowest unfinished offset.", ("topic", "partition"), KAFKA_CONSUMER),
+    FamilySpec("ragpulse_kafka_commits_total", "counter",
+               "Offset commits, by outcome (ok, failed, not_flushed: outputs not yet acknowledged).",
+               ("outcome",), KAFKA_CONSUMER),
+    FamilySpec("ragpulse_kafka_rebalance_partitions_total", "counter",
+               "Partitions assigned, revoked or lost in rebalances.", ("event",), KAFKA_CONSUMER),
+    FamilySpec("ragpulse_kafka_assigned_partitions", "gauge",
+               "Partitions of the records topic this scorer owns now (0 while it waits for a rebalance "
+               "or when the group has more members than partitions).", (), KAFKA_CONSUMER),
+    FamilySpec("ragpulse_kafka_records_taken_alone_total", "counter",
+               "Records handed out one at a time because the partition's previous owner died "
+               "without handing it over (a crash, an OOM kill): each is committed before it is scored.",
+               (), KAFKA_CONSUMER),
+    FamilySpec("ragpulse_kafka_released_in_flight_total", "counter",
+               "In-flight records released unfinished on a rebalance (rebalance_timeout_s passed); "
+               "the next owner scores them.", (), KAFKA_CONSUMER),
+)
+
+_BY_NAME = {spec.name: spec for spec in FAMILIES}
+
+
+def spec(name: str, *kinds: str) -> FamilySpec:
+    """The declaration of `name`, which must be of one of `kinds`."""
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise UndeclaredFamily(f"{name} is not declared in ragpulse/core/telemetry_catalog.py")
+    if found.kind not in kinds:
+        raise UndeclaredFamily(f"{name} is declared as a {found.kind}, not a {' or '.join(kinds)}")
+    return found
+
+
+def counter(registry: CollectorRegistry, name: str) -> Counter:
+    s = spec(name, "counter")
+    return Counter(s.name, s.help, s.labels, registry=registry)
+
+
+def gauge(registry: CollectorRegistry, name: str) -> Gauge:
+    s = spec(name, "gauge")
+    return Gauge(s.name, s.help, s.labels, registry=registry)
+
+
+def histogram(registry: CollectorRegistry, name: str, with_optional_labels: bool = False) -> Histogram:
+    s = spec(name, "histogram")
+    labels = s.labels + s.optional_labels if with_optional_labels else s.labels
+    return Histogram(s.name, s.help, labels, buckets=s.buckets, registry=registry)
+
+
+def family(name: str) -> CounterMetricFamily | GaugeMetricFamily:
+    """An empty family, for a collector that computes its samples when Prometheus scrapes."""
+    s = spec(name, "counter", "gauge")
+    cls = CounterMetricFamily if s.kind == "counter" else GaugeMetricFamily
+    return cls(s.name, s.help, labels=s.labels)
