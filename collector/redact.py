@@ -17,10 +17,13 @@ BUILTIN_PATTERNS = {
 
 @dataclass
 class RedactionConfig:
+    # Redact question, contexts and answer in the collector, before a record reaches the bus.
     enabled: bool = False
     # Regular expressions; every match in question, contexts and answer becomes `replacement`.
     patterns: list[str] = field(default_factory=list)
+    # Built-in patterns: email, credit_card, phone.
     builtin: list[str] = field(default_factory=lambda: ["email", "credit_card", "phone"])
+    # What every match becomes.
     replacement: str = "[REDACTED]"
 
     def validate(self, where: str) -> None:

@@ -11,6 +11,7 @@ from ragpulse.core.wire import Sampling
 
 @dataclass
 class SamplingConfig:
+    # Share of traces kept for scoring, decided on the trace id so every collector keeps the same ones.
     default_probability: float = 1.0
     # service.name → probability; a service not listed gets default_probability.
     per_service: dict[str, float] = field(default_factory=dict)

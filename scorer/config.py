@@ -13,10 +13,13 @@ JUDGES = ("local", "openai")
 
 @dataclass
 class ScorerConfig:
+    # local (offline, no API key) or openai (any OpenAI-compatible endpoint).
     judge: str = "local"
     # Settings of the `openai` judge; required when judge is openai.
     openai: OpenAIJudgeConfig | None = None
+    # Metrics computed for every record.
     metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
+    # Questions generated from each answer for answer relevancy (the paper's n).
     answer_relevancy_questions: int = 3
     # Records scored at the same time; with the local judge the CPU is the limit.
     concurrency: int = 1
@@ -26,6 +29,7 @@ class ScorerConfig:
     bad_event_threshold: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_BAD_EVENT_THRESHOLDS))
     # Attempts at one record (unexpected errors) before it goes to the dead-letter sink.
     max_attempts: int = 3
+    # Scores messages kept in memory for the live page.
     recent_scores: int = 500
 
     def validate(self, where: str) -> None:

@@ -48,6 +48,7 @@ _Z = {0.8: 1.2816, 0.9: 1.6449, 0.95: 1.96, 0.99: 2.5758}
 
 @dataclass(frozen=True)
 class DriftConfig:
+    # The CUSUM detector per service and metric (docs/dashboards.md: how drift detection works).
     enabled: bool = True
     # Records needed before the detector arms: they form the first baseline.
     min_samples: int = 200
@@ -55,7 +56,7 @@ class DriftConfig:
     recent_window: int = 100
     # CUSUM allowance and threshold, in baseline standard deviations.
     k: float = 0.3
-    h: float = 30.0
+    h: float = 30.0  # the threshold: an alarm while the statistic is above it
     # The statistic is capped at cap_factor * h so that an alarm clears within about
     # (cap_factor - 1) * h / k records after quality comes back, however long the drift lasted.
     cap_factor: float = 2.0
@@ -67,6 +68,7 @@ class DriftConfig:
     # A single record may count at most this many times the RMS weight (one heavily
     # down-sampled record must not trip the alarm alone).
     max_relative_weight: float = 10.0
+    # Confidence level of the current mean's interval: 0.8, 0.9, 0.95 or 0.99.
     confidence: float = 0.95
     # Metrics watched for drift (a list, so the YAML config can set it).
     metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))

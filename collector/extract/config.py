@@ -20,6 +20,7 @@ class AssemblyConfig:
     timeout_s: float = 30.0
     # Beyond any of these, the oldest trace is assembled early (counted) to make room.
     max_traces: int = 10_000
+    # Encoded size of all buffered spans.
     max_bytes: int = 64 * 1024 * 1024
     # Further spans of a longer trace are dropped (counted); its root is always kept.
     max_spans_per_trace: int = 1_000
@@ -39,8 +40,10 @@ class AssemblyConfig:
 class ExtractConfig:
     # Contexts beyond this many characters in total are cut (the record says `truncated`).
     max_context_chars: int = 64_000
+    # A longer question or answer is cut to this many characters (the record says `truncated`).
     max_question_chars: int = 8_000
-    max_answer_chars: int = 16_000
+    max_answer_chars: int = 16_000  # likewise for the answer
+    # Span conventions read: native, openinference, openllmetry, genai.
     conventions: list[str] = field(default_factory=lambda: list(CONVENTIONS))
     assembly: AssemblyConfig = field(default_factory=AssemblyConfig)
 

@@ -12,11 +12,15 @@ from ragpulse.core.settings import key, require_at_least
 
 @dataclass
 class PrometheusConfig:
+    # /metrics and the live page (port 0: the system picks one, the start-up line prints it).
     endpoint: str = "127.0.0.1:9464"
+    # Add a `route` label to the score histograms.
     route_label: bool = False
     # Allowed label values for service / route; empty means first `label_cap` values seen.
     service_allow_list: list[str] = field(default_factory=list)
-    route_allow_list: list[str] = field(default_factory=list)
+    route_allow_list: list[str] = field(default_factory=list)  # likewise for route
+    # Without an allow-list, the first this many values seen of service, route and model; later
+    # ones become `other`.
     label_cap: int = 50
 
     def validate(self, where: str) -> None:
