@@ -1,18 +1,17 @@
 """The configuration as a whole: the components' sections composed, and the typed loader.
 
 Each section's dataclass and its `validate(where)` live beside its component; this module only
-puts them together and reads defaults, a YAML file, then RAGPULSE_* environment variables.
-Environment variables name a key path with double underscores, e.g.
-RAGPULSE_SAMPLING__DEFAULT_PROBABILITY=0.1 or RAGPULSE_SCORER__JUDGE=openai. Values are parsed as
-YAML scalars, so lists and maps can be given inline (RAGPULSE_SCORER__METRICS='[faithfulness]').
-Every value is checked at start; a bad one stops the process with a message naming the key.
+puts them together and reads defaults, a YAML file, then RAGPULSE_* environment variables
+(ragpulse/config_env.py: how a name maps to a key and how its value is read). Every value is checked
+at start; an unknown key or a bad value stops the process with a message naming the key.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
-import types
+import sys
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from ragpulse.collector.extract.config import ExtractConfig
 from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.redact import RedactionConfig
 from ragpulse.collector.sampling import SamplingConfig
+from ragpulse.config_env import env_settings, key_paths, unwrap_optional
 from ragpulse.core.bus import MemoryBusConfig
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.settings import ConfigError, key, require_one_of
@@ -31,14 +31,15 @@ from ragpulse.kafka.config import KafkaConfig
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.drift import DriftConfig
 
-ENV_PREFIX = "RAGPULSE_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
+_INT64 = 2**63
 
 __all__ = ["Config", "ConfigError", "load_config"]
 
 
 @dataclass
 class BusConfig:
+    # memory (one process: `ragpulse up`) or kafka (collectors and scorers apart).
     kind: str = "memory"
     memory: MemoryBusConfig = field(default_factory=MemoryBusConfig)
     kafka: KafkaConfig = field(default_factory=KafkaConfig)
@@ -57,6 +58,7 @@ class Config:
     scorer: ScorerConfig = field(default_factory=ScorerConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
     drift: DriftConfig = field(default_factory=DriftConfig)
+    # debug, info, warning or error; question, context and answer text is never logged at info.
     log_level: str = "info"
 
     def validate(self, where: str) -> None:
@@ -70,32 +72,24 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except OSError as e:
             raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
-        except yaml.YAMLError as e:
+        except (yaml.YAMLError, ValueError) as e:  # ValueError: a number too long for Python to read
             raise ConfigError(f"config file {path} is not valid YAML: {e}") from e
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
         data = loaded or {}
-    env = os.environ if environ is None else environ
-    for name, raw in env.items():
-        # Only names with a section separator (plus the top-level keys) are settings, so other
-        # RAGPULSE_* variables (test switches, ...) are not mistaken for unknown keys.
-        if name.startswith(ENV_PREFIX) and ("__" in name or name in _TOP_LEVEL_ENV):
-            keys = name[len(ENV_PREFIX):].lower().split("__")
-            _set_path(data, keys, yaml.safe_load(raw) if raw != "" else "", source=name)
+    for path, value in env_settings(Config, os.environ if environ is None else environ):
+        _set_path(data, path, value)
     config = _build(Config, data, "")
     validate(config)
     return config
 
 
-_TOP_LEVEL_ENV = {ENV_PREFIX + "LOG_LEVEL"}
-
-
-def _set_path(data: dict[str, Any], keys: list[str], value: Any, source: str) -> None:
+def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
     node = data
-    for part in keys[:-1]:
+    for i, part in enumerate(keys[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"{source}: {'.'.join(keys)} goes through {part!r}, which is not a section")
+            raise ConfigError(f"{'.'.join(keys[:i + 1])} is a section, not {child!r}")
         node = child
     node[keys[-1]] = value
 
@@ -105,12 +99,9 @@ def _build(cls: type, data: Any, where: str) -> Any:
         raise ConfigError(f"{where or 'config'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - known, key=str)
     if unknown:
-        raise ConfigError(
-            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(key(where, k) for k in unknown)}; "
-            f"known keys here: {', '.join(sorted(known))}"
-        )
+        raise ConfigError("; ".join(_unknown_key(key(where, str(k)), known) for k in unknown))
     kwargs = {name: _coerce(hints[name], value, key(where, name)) for name, value in data.items()}
     missing = [
         f.name for f in dataclasses.fields(cls)
@@ -120,6 +111,13 @@ def _build(cls: type, data: Any, where: str) -> Any:
         raise ConfigError(f"{where or 'config'}: missing required key{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(key(where, k) for k in missing)}")
     return cls(**kwargs)
+
+
+def _unknown_key(path: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(path, list(key_paths(Config)), n=1)
+    if close:
+        return f"unknown key {path}; did you mean {close[0]}?"
+    return f"unknown key {path}; known keys here: {', '.join(sorted(known))}"
 
 
 def validate(section: Any, where: str = "") -> None:
@@ -132,10 +130,9 @@ def validate(section: Any, where: str = "") -> None:
 
 
 def _coerce(hint: Any, value: Any, where: str) -> Any:
-    if typing.get_origin(hint) in (types.UnionType, typing.Union):
-        if value is None and type(None) in typing.get_args(hint):
-            return None
-        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
+    hint, optional = unwrap_optional(hint)
+    if value is None and optional:
+        return None
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, where)
     origin = typing.get_origin(hint)
@@ -160,14 +157,19 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
         raise ConfigError(f"{where} must be true or false, got {value!r}")
     if hint is int:
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            # Beyond 64 bits a count cannot reach the C code (queues, sockets) that uses it.
+            if -_INT64 <= value < _INT64:
+                return value
+            raise ConfigError(f"{where} must fit in 64 bits, got {value!r}")
         raise ConfigError(f"{where} must be a whole number, got {value!r}")
     if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        # Compared, not converted: an int too large for a float must not raise here.
+        if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= sys.float_info.max:
             return float(value)
-        raise ConfigError(f"{where} must be a number, got {value!r}")
+        raise ConfigError(f"{where} must be a finite number, got {value!r}")
     if hint is str:
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            return str(value)
-        raise ConfigError(f"{where} must be a string, got {value!r}")
+        if isinstance(value, str):
+            return value
+        # YAML reads an unquoted 0123 as the number 83: turning it back into text would change it.
+        raise ConfigError(f"{where} must be a string (quote it in YAML to keep it as written), got {value!r}")
     raise ConfigError(f"{where}: unsupported setting type {hint!r}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragpulse.core.endpoints import parse_endpoint
-from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of
+from ragpulse.core.settings import ConfigError, key, require, require_at_least, require_one_of
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -18,9 +18,12 @@ COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 class OtlpKafkaInputConfig:
     """Spans written to Kafka by the OpenTelemetry Collector's kafka exporter."""
 
+    # `ragpulse collector` reads spans from this topic too.
     enabled: bool = False
     topic: str = "otlp_spans"
+    # otlp_proto or otlp_json, as the exporter writes them.
     encoding: str = "otlp_proto"
+    # The collectors' consumer group.
     group_id: str = "ragpulse-collector"
 
     def validate(self, where: str) -> None:
@@ -29,18 +32,25 @@ class OtlpKafkaInputConfig:
 
 @dataclass
 class KafkaConfig:
+    # Brokers, comma-separated host:port.
     bootstrap_servers: str = "127.0.0.1:9092"
+    # How the brokers' logs and quotas name ragpulse's clients.
     client_id: str = "ragpulse"
+    # Records from the collectors to the scorers (key: trace id).
     records_topic: str = "ragpulse.records"
+    # Partitions of a topic ragpulse creates (create_topics); the most scorers that share the work.
     records_partitions: int = 6
+    # One scores message per scored record.
     scores_topic: str = "ragpulse.scores"
-    scores_partitions: int = 3
+    scores_partitions: int = 3  # when ragpulse creates the topic
+    # Records that failed for good, with the reason.
     dlq_topic: str = "ragpulse.dlq"
-    dlq_partitions: int = 1
+    dlq_partitions: int = 1  # when ragpulse creates the topic
     # For all three topics; 1 suits a single development broker, use 3 on a real cluster.
     replication_factor: int = 1
     # Create missing topics with the admin client on start (existing ones are left as they are).
     create_topics: bool = True
+    # The scorers' consumer group.
     group_id: str = "ragpulse-scorer"
     # gzip needs no extra package; lz4, zstd and snappy need python-lz4, zstandard, python-snappy.
     compression: str = "lz4"
@@ -58,7 +68,7 @@ class KafkaConfig:
     # Scorer: how often finished offsets are committed, and how many record ids are remembered
     # to skip redeliveries (at-least-once) without counting them twice.
     commit_interval_ms: int = 500
-    dedupe_window: int = 100_000
+    dedupe_window: int = 100_000  # the record ids remembered
     # On a rebalance, how long in-flight records of revoked partitions may finish before they are
     # released to the next owner.
     rebalance_timeout_s: float = 20.0
@@ -73,13 +83,13 @@ class KafkaConfig:
     # SASL (the SASL_* protocols): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. Set the password from the
     # environment (RAGPULSE_BUS__KAFKA__SASL_PASSWORD), not in a file under version control.
     sasl_mechanism: str = "PLAIN"
-    sasl_username: str = ""
-    sasl_password: str = field(default="", repr=False)
+    sasl_username: str = ""  # the SASL login
+    sasl_password: str = field(default="", repr=False)  # its password
     # TLS (SSL, SASL_SSL): the CA that signed the brokers' certificates (empty: the system's CAs),
     # and a client certificate and key for mutual TLS.
     ssl_cafile: str = ""
-    ssl_certfile: str = ""
-    ssl_keyfile: str = ""
+    ssl_certfile: str = ""  # mutual TLS: the client certificate
+    ssl_keyfile: str = ""  # and its key
     otlp_input: OtlpKafkaInputConfig = field(default_factory=OtlpKafkaInputConfig)
 
     def validate(self, where: str) -> None:
@@ -105,6 +115,22 @@ class KafkaConfig:
             ("rebalance_timeout_s", 0),
         ):
             require_at_least(key(where, name), getattr(self, name), low)
+        # Kafka's protocol and client settings hold these as 32-bit integers (the replication factor
+        # as 16-bit): a larger value would fail later, at the broker or in a wait. A fetch request
+        # also needs room for framing beyond the largest record.
+        for name, high in (
+            ("records_partitions", 2**31 - 1),
+            ("scores_partitions", 2**31 - 1),
+            ("dlq_partitions", 2**31 - 1),
+            ("replication_factor", 2**15 - 1),
+            ("max_message_bytes", 2**30),
+            ("commit_interval_ms", 2**31 - 1),
+            ("delivery_timeout_ms", 2**31 - 1),
+            ("session_timeout_ms", 2**31 - 1),
+            ("max_poll_interval_ms", 2**31 - 1),
+            ("linger_ms", 2**31 - 1),
+        ):
+            require(getattr(self, name) <= high, key(where, name), f"at most {high}", getattr(self, name))
 
     def _validate_security(self, where: str) -> None:
         require_one_of(key(where, "security_protocol"), self.security_protocol, PROTOCOLS)
