@@ -49,6 +49,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     from ragpulse.app import OneProcess
 
     config = _config(args)
+    if args.demo and not config.receiver.enable_http:
+        raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
     started = time.monotonic()
     app = OneProcess(config)
     app.start()
@@ -62,8 +64,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.demo:
         from ragpulse.demo import DemoTraffic
 
-        if not config.receiver.enable_http:
-            raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
         demo = DemoTraffic(app.collector.endpoint("http"), interval_s=args.demo_interval)
         demo.start()
     wait_for_stop_signal()
