@@ -7,6 +7,7 @@ import json
 import urllib.error
 import urllib.request
 
+import pytest
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -14,6 +15,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from otel_app import RagApp
 from ragpulse_process import RagpulseProcess
+
+pytestmark = pytest.mark.slow
 
 CONTEXTS = ["Mount Everest is 8,849 metres high. It lies on the border of Nepal and China."]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import statistics
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core.wire import Record, Sampling
@@ -85,6 +86,7 @@ def test_step_drop_detected_within_stated_delay_weighted():
     assert max(delays) <= MAX_DELAY_WEIGHTED
 
 
+@pytest.mark.slow
 def test_stationary_stream_false_alarm_rate_unweighted():
     n = 5 * 100_000
     episodes = false_alarm_episodes(weighted=False, streams=5, length=100_000, seed=11)
@@ -92,6 +94,7 @@ def test_stationary_stream_false_alarm_rate_unweighted():
     assert episodes == 0
 
 
+@pytest.mark.slow
 def test_stationary_stream_false_alarm_rate_weighted():
     n = 3 * 100_000
     episodes = false_alarm_episodes(weighted=True, streams=3, length=100_000, seed=12)

@@ -42,6 +42,7 @@ def test_config_builds_the_openai_judge_with_the_local_embedder(fault_server, tm
     assert isinstance(judge, OpenAIJudge) and judge.model == "tiny"
 
 
+@pytest.mark.slow
 def test_fault_injected_429s_become_counted_failures_in_ragpulse_score(fault_server, tmp_path: Path) -> None:
     fault_server.set_script("429")
     config = tmp_path / "c.yaml"
@@ -60,6 +61,7 @@ def test_fault_injected_429s_become_counted_failures_in_ragpulse_score(fault_ser
     assert "NaN" not in out.read_text()
 
 
+@pytest.mark.slow
 def test_fault_injecting_server_ok_path_scores_through_ragpulse_up(fault_server, tmp_path: Path) -> None:
     proc = RagpulseProcess(tmp_path, {"scorer": judge_settings(fault_server)})
     try:

@@ -6,6 +6,7 @@ import math
 import os
 from pathlib import Path
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otel_app import RagApp
 from otlp_requests import add_rag_span, rag_request
@@ -65,6 +66,7 @@ def test_two_collector_pipelines_keep_the_same_traces() -> None:
     assert 400 < len(kept[0]) < 800
 
 
+@pytest.mark.slow
 def test_two_collector_processes_sample_alike(tmp_path: Path) -> None:
     """Two real `ragpulse up` collectors receive the same traces (one over HTTP, one over gRPC)."""
     settings = {"sampling": {"default_probability": 0.5}}

@@ -9,6 +9,8 @@ import pytest
 from otel_app import RagApp
 from ragpulse_process import RagpulseProcess
 
+pytestmark = pytest.mark.slow
+
 CONTEXTS = [
     "The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 for the World's Fair.",
     "The tower is 330 metres tall and was designed by the company of Gustave Eiffel.",
