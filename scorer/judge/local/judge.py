@@ -14,7 +14,7 @@ the asked words the answer addresses or, for an off-topic part of the answer, fo
 text (see `questions`). bench/quality.py measures how close it gets.
 
 Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, and STEM_CHARS in
-text.py; results are flat around the chosen values (bench/LOCAL_JUDGE_NOTES.md).
+text.py; results are flat around the chosen values (docs/design/local-judge.md, bench/RESULTS.md).
 """
 
 from __future__ import annotations
