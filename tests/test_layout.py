@@ -1,10 +1,14 @@
-"""The layout's one rule, checked on the source: collector and scorer stand on the shared core
+"""The layout's rules, checked on the source: collector and scorer stand on the shared core
 (ragpulse/core, ragpulse/kafka) and never on each other; the core stands on neither, nor on the
-wiring (config composition, CLI) that puts them together."""
+wiring (config composition, CLI) that puts them together. Inside the scorer, metrics are formulas
+over the judge contract (judge/base.py) and judges never read metrics; the two judges stay apart,
+so the default install never loads the openai SDK."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,12 @@ FORBIDDEN = {
     "scorer": ("ragpulse.collector", *WIRING),
     "ragpulse/core": ("ragpulse.collector", "ragpulse.scorer", "ragpulse.kafka", *WIRING),
     "ragpulse/kafka": ("ragpulse.collector", "ragpulse.scorer", *WIRING),
+    "scorer/judge": ("ragpulse.scorer.metrics",),
+    "scorer/judge/local": ("ragpulse.scorer.judge.openai", "openai"),
+    "scorer/judge/openai": ("ragpulse.scorer.judge.local",),
 }
+# Folder → the only modules under a forbidden prefix it may import.
+ALLOWED = {"scorer/metrics": ("ragpulse.scorer.judge.base",)}
 
 
 def imported_modules(path: Path) -> list[str]:
@@ -32,19 +41,47 @@ def imported_modules(path: Path) -> list[str]:
     return names
 
 
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
 def violations(folder: str) -> list[str]:
     found = []
     for path in sorted((ROOT / folder).rglob("*.py")):
         for name in imported_modules(path):
-            for banned in FORBIDDEN[folder]:
-                if name == banned or name.startswith(banned + "."):
-                    found.append(f"{path.relative_to(ROOT)} imports {name}")
+            if any(_under(name, banned) for banned in FORBIDDEN.get(folder, ())):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    return found
+
+
+def judge_imports_beyond_the_contract(folder: str) -> list[str]:
+    allowed = ALLOWED[folder]
+    found = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for name in imported_modules(path):
+            if _under(name, "ragpulse.scorer.judge") and not any(_under(name, a) for a in allowed):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
     return found
 
 
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_no_import_crosses_a_wall(folder):
     assert violations(folder) == []
+
+
+def test_metrics_see_only_the_judge_contract():
+    assert judge_imports_beyond_the_contract("scorer/metrics") == []
+
+
+def test_the_default_judge_never_loads_the_openai_sdk():
+    # Static checks cannot see this: scorer/config.py reaches the SDK-free openai/config.py.
+    code = (
+        "import sys; from ragpulse.config import load_config; from ragpulse.scorer.judge.factory import build_judge;"
+        "import ragpulse.app, ragpulse.cli; build_judge(load_config(environ={}).scorer);"
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_the_check_sees_a_crossing(tmp_path):
