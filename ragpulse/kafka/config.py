@@ -20,7 +20,7 @@ class OtlpKafkaInputConfig:
 
     # `ragpulse collector` reads spans from this topic too.
     enabled: bool = False
-    topic: str = "otlp_spans"
+    topic: str = "otlp_spans"  # the kafka exporter's default topic
     # otlp_proto or otlp_json, as the exporter writes them.
     encoding: str = "otlp_proto"
     # The collectors' consumer group.
