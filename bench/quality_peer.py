@@ -69,7 +69,9 @@ def ours(judge: Judge, metric: str, rec: RecordText, failures: dict[str, int]) -
 
 def peer(python: str, recs: list[RecordText]) -> tuple[list[dict], float]:
     """ragsanity's scores for each record, and the seconds spent inside its evaluate()."""
-    lines = "".join(json.dumps({"question": r.question, "contexts": r.contexts, "answer": r.answer}) + "\n" for r in recs)
+    lines = "".join(
+        json.dumps({"question": r.question, "contexts": r.contexts, "answer": r.answer}) + "\n" for r in recs
+    )
     out = subprocess.run(
         [python, str(PEER_SCRIPT)], input=lines, capture_output=True, text=True, check=True
     ).stdout.splitlines()
@@ -180,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in fails.items():
             failures[f"{name}: {k}"] = failures.get(f"{name}: {k}", 0) + v
     print(table(rows, speeds(args.peer_python, args.repeat)))
-    print("\nragpulse failures (no score) by reason: " + (", ".join(f"{k}={v}" for k, v in sorted(failures.items())) or "none"))
+    listed = ", ".join(f"{k}={v}" for k, v in sorted(failures.items()))
+    print(f"\nragpulse failures (no score) by reason: {listed or 'none'}")
     print(f"total {time.perf_counter() - start:.0f} s")
     return 0
 
