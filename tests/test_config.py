@@ -130,6 +130,7 @@ def test_environment_values_are_read_by_the_type_of_their_key(name: str, raw: st
         ("RAGPULSE_SCORER__METRICS", "[0123]", "scorer.metrics[0] must be a string"),
         ("RAGPULSE_BUS__KAFKA", "{lingr_ms: 5}", "unknown key bus.kafka.lingr_ms; did you mean bus.kafka.linger_ms?"),
         ("RAGPULSE_RECEIVER__MAX_REQUEST_BYTES", "3000000000", "receiver.max_request_bytes must be below 2 GiB"),
+        ("RAGPULSE_RECEIVER__IDLE_TIMEOUT_S", "1e12", "receiver.idle_timeout_s must be below"),
         ("RAGPULSE_BUS__KAFKA__REPLICATION_FACTOR", "40000", "bus.kafka.replication_factor must be at most 32767"),
     ],
 )
