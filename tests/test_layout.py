@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WIRING = ("ragpulse.config", "ragpulse.config_env", "ragpulse.app", "ragpulse.cli", "ragpulse.kafka_mode", "ragpulse.demo")
+WIRING = (
+    "ragpulse.config", "ragpulse.config_env", "ragpulse.app", "ragpulse.cli", "ragpulse.kafka_mode", "ragpulse.demo",
+)
 # Folder → what its modules may not import (a name or any module under it).
 FORBIDDEN = {
     "collector": ("ragpulse.scorer", *WIRING),
