@@ -1,55 +1,85 @@
-"""OTLP/gRPC receiver: the TraceService Export call."""
+"""OTLP/gRPC receiver: the TraceService Export call.
+
+The request arrives as bytes and is decoded here, not by grpc: grpc answers a message its
+deserializer cannot read with INTERNAL, which says "ragpulse is broken" and which exporters retry,
+where the client's message is what is wrong (INVALID_ARGUMENT, not retried). grpc itself enforces
+receiver.max_request_bytes (after decompression too; RESOURCE_EXHAUSTED), the cap on calls in
+progress (receiver.max_connections; RESOURCE_EXHAUSTED) and the idle timeout; those refusals happen
+before this module sees the call and are not counted in ragpulse's families.
+"""
 
 from __future__ import annotations
 
 from concurrent import futures
+from datetime import timedelta
 
 import grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from google.rpc.error_details_pb2 import RetryInfo
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from ragpulse.collector.otlp_decode import OtlpDecodeError, decode_protobuf
 from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.core.bus import BusFull
 from ragpulse.core.endpoints import format_endpoint
 
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+TRANSPORT = "grpc"
+_RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+
+class _TraceService:
     def __init__(self, pipeline: CollectorPipeline, metrics: CollectorMetrics) -> None:
         self._pipeline = pipeline
         self._metrics = metrics
 
-    def Export(  # noqa: N802 - generated service naming
-        self, request: ExportTraceServiceRequest, context: grpc.ServicerContext
-    ) -> ExportTraceServiceResponse:
+    def export(self, body: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
         try:
-            result = self._pipeline.consume_export_request(request, "grpc")
-        except BusFull:
-            self._metrics.requests.labels(transport="grpc", outcome="retry_later").inc()
-            # UNAVAILABLE is the code OTLP exporters retry with backoff.
+            result = self._pipeline.consume_export_request(decode_protobuf(body), TRANSPORT)
+        except OtlpDecodeError as e:
+            self._count_refusal("invalid", e.reason)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, e.message)
+        except BusFull as e:
+            self._count_refusal("retry_later", "bus_full")
+            # UNAVAILABLE is the code OTLP exporters retry; RetryInfo says when, as Retry-After on HTTP.
+            delay = RetryInfo()
+            delay.retry_delay.FromTimedelta(timedelta(seconds=e.retry_after_s))
+            context.set_trailing_metadata(((_RETRY_INFO_KEY, delay.SerializeToString()),))
             context.abort(grpc.StatusCode.UNAVAILABLE, "ragpulse is busy; retry later")
-        self._metrics.requests.labels(transport="grpc", outcome="ok").inc()
+        self._metrics.requests.labels(transport=TRANSPORT, outcome="ok").inc()
         response = ExportTraceServiceResponse()
         if result.rejected_spans:
             response.partial_success.rejected_spans = result.rejected_spans
             response.partial_success.error_message = result.error_message
         return response
 
+    def _count_refusal(self, outcome: str, reason: str) -> None:
+        self._metrics.requests.labels(transport=TRANSPORT, outcome=outcome).inc()
+        self._metrics.refused.labels(transport=TRANSPORT, reason=reason).inc()
+
 
 class OtlpGrpcReceiver:
     protocol = "grpc"
 
     def __init__(
-        self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
+        self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig
     ) -> None:
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="otlp-grpc"),
-            options=[("grpc.max_receive_message_length", max_request_bytes)],
+            options=[
+                ("grpc.max_receive_message_length", config.max_request_bytes),
+                ("grpc.max_connection_idle_ms", int(config.idle_timeout_s * 1000)),
+            ],
+            # Calls beyond the workers wait in a queue, each holding its message: bounded too.
+            maximum_concurrent_rpcs=config.max_connections,
         )
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(pipeline, metrics), self._server)
+        service = _TraceService(pipeline, metrics)
+        # No request_deserializer: the handler gets the bytes and decodes them itself.
+        handler = grpc.unary_unary_rpc_method_handler(
+            service.export, response_serializer=ExportTraceServiceResponse.SerializeToString
+        )
+        self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(SERVICE, {"Export": handler})])
         self.port = self._server.add_insecure_port(format_endpoint(host, port))
         if self.port == 0:
             raise OSError(f"cannot listen for OTLP gRPC on {host}:{port}")

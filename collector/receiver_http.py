@@ -2,7 +2,9 @@
 
 Responses follow the OTLP spec: 200 with an ExportTraceServiceResponse (partial success when
 spans were refused) in the request's encoding, 4xx with a google.rpc.Status that says what is
-wrong, 503 with Retry-After when the bus pushes back so the exporter retries.
+wrong (and which receiver.* limit, when one was hit), 503 with Retry-After when the bus pushes back
+so the exporter retries. Connection limits (count, read and idle timeouts) are the HTTP server's
+(ragpulse.core.http_server); body framing and size are collector/http_body.py's.
 """
 
 from __future__ import annotations
@@ -15,28 +17,42 @@ from google.protobuf.message import Message
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from ragpulse.collector.http_body import read_body
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request, decompress, media_type
 from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.core.bus import BusFull
 from ragpulse.core.http_server import BackgroundHTTPServer
 
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"
+TRANSPORT = "http"
 
 
 class OtlpHttpReceiver(BackgroundHTTPServer):
     protocol = "http"
 
     def __init__(
-        self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
+        self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig
     ) -> None:
-        super().__init__(host, port, _handler_class(pipeline, metrics, max_request_bytes), "otlp-http")
+        super().__init__(
+            host, port, _handler_class(pipeline, metrics, config), "otlp-http",
+            limits=config.connection_limits(), on_refused=lambda: _count_refusal(metrics, "connections"),
+        )
+
+
+def _count_refusal(metrics: CollectorMetrics, reason: str) -> None:
+    outcome = "retry_later" if reason in ("bus_full", "connections") else "invalid"
+    metrics.requests.labels(transport=TRANSPORT, outcome=outcome).inc()
+    metrics.refused.labels(transport=TRANSPORT, reason=reason).inc()
 
 
 def _handler_class(
-    pipeline: CollectorPipeline, metrics: CollectorMetrics, max_request_bytes: int
+    pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig
 ) -> type[BaseHTTPRequestHandler]:
+    max_bytes = config.max_request_bytes
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "ragpulse-otlp"
@@ -45,30 +61,48 @@ def _handler_class(
             log.debug("otlp-http %s - " + format, self.address_string(), *args)
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-            if self.path.split("?", 1)[0] != TRACES_PATH:
-                self._reply_status(404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}", JSON)
-                return
             answer_type = PROTOBUF if media_type(self.headers.get("Content-Type")) == PROTOBUF else JSON
-            try:
-                body = self._body()
-                request = decode_request(
-                    decompress(body, self.headers.get("Content-Encoding"), max_request_bytes),
-                    self.headers.get("Content-Type"),
-                )
-            except OtlpDecodeError as e:
-                metrics.requests.labels(transport="http", outcome="invalid").inc()
-                self._reply_status(e.status, e.message, answer_type)
+            if self.path.split("?", 1)[0] != TRACES_PATH:
+                self.close_connection = True  # the body is not read
+                self._reply_status(404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}", answer_type)
                 return
             try:
-                result = pipeline.consume_export_request(request, "http")
+                body = read_body(self.rfile, self.headers, max_bytes)
+            except OtlpDecodeError as e:
+                # Where this body ends is unknown (or it is too large to read): no keep-alive.
+                self.close_connection = True
+                self._refuse(e, answer_type)
+                return
+            except TimeoutError:
+                self.close_connection = True
+                self._refuse(OtlpDecodeError(
+                    408, f"the request did not arrive within receiver.read_timeout_s ({config.read_timeout_s:g} s)",
+                    "read_timeout"), answer_type)
+                return
+            try:
+                request = decode_request(
+                    decompress(body, self.headers.get("Content-Encoding"), max_bytes),
+                    self.headers.get("Content-Type"),
+                    config.max_json_depth,
+                )
+                result = pipeline.consume_export_request(request, TRANSPORT)
+            except OtlpDecodeError as e:
+                self._refuse(e, answer_type)
+                return
             except BusFull as e:
-                metrics.requests.labels(transport="http", outcome="retry_later").inc()
+                _count_refusal(metrics, "bus_full")
                 self._reply_status(
                     503, "ragpulse is busy; retry later", answer_type,
                     {"Retry-After": str(max(1, round(e.retry_after_s)))},
                 )
                 return
-            metrics.requests.labels(transport="http", outcome="ok").inc()
+            except Exception:
+                # A bug must still answer, and with a status exporters do not retry: the same body
+                # would fail the same way.
+                log.exception("OTLP/HTTP request failed")
+                self._refuse(OtlpDecodeError(500, "internal error; see ragpulse's log", "internal"), answer_type)
+                return
+            metrics.requests.labels(transport=TRANSPORT, outcome="ok").inc()
             response = ExportTraceServiceResponse()
             if result.rejected_spans:
                 response.partial_success.rejected_spans = result.rejected_spans
@@ -76,28 +110,21 @@ def _handler_class(
             self._reply(200, response, answer_type)
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+            self.close_connection = True  # a body, if any, is not read
             self._reply_status(405, f"use POST {TRACES_PATH}", JSON, {"Allow": "POST"})
 
-        def _body(self) -> bytes:
-            length = self.headers.get("Content-Length")
-            if length is None:
-                raise OtlpDecodeError(411, "Content-Length is required")
-            try:
-                size = int(length)
-            except ValueError:
-                raise OtlpDecodeError(400, f"Content-Length {length!r} is not a number") from None
-            if size > max_request_bytes:
-                # Keep-alive is impossible without reading the body; close instead.
-                self.close_connection = True
-                raise OtlpDecodeError(413, f"body of {size} bytes exceeds the limit of {max_request_bytes} bytes")
-            return self.rfile.read(size)
+        def _refuse(self, error: OtlpDecodeError, answer_type: str) -> None:
+            _count_refusal(metrics, error.reason)
+            self._reply_status(error.status, error.message, answer_type)
 
         def _reply_status(
             self, code: int, message: str, answer_type: str, headers: dict[str, str] | None = None
         ) -> None:
             # gRPC status codes for the body: 3 INVALID_ARGUMENT, 14 UNAVAILABLE, 5 NOT_FOUND.
             grpc_code = {503: 14, 404: 5}.get(code, 3)
-            self._reply(code, Status(code=grpc_code, message=message), answer_type, headers)
+            # The message may quote the client's text: whatever it holds, the answer must encode.
+            safe = message.encode("utf-8", "backslashreplace").decode("utf-8")
+            self._reply(code, Status(code=grpc_code, message=safe), answer_type, headers)
 
         def _reply(
             self, code: int, message: Message, answer_type: str, headers: dict[str, str] | None = None
@@ -109,6 +136,8 @@ def _handler_class(
             self.send_response(code)
             self.send_header("Content-Type", answer_type)
             self.send_header("Content-Length", str(len(payload)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()

@@ -28,6 +28,7 @@ from ragpulse_process import RagpulseProcess
 
 from ragpulse.collector.extract.config import AssemblyConfig, ExtractConfig
 from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.receiver_http import OtlpHttpReceiver
 from ragpulse.collector.sampling import SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
@@ -422,7 +423,7 @@ def test_assembly_config_is_validated(tmp_path: Path) -> None:
 @pytest.fixture
 def collector_over_http() -> Iterator[tuple[Collector, str]]:
     c = _collector()
-    receiver = OtlpHttpReceiver("127.0.0.1", 0, c.pipeline, CollectorMetrics(CollectorRegistry()), 16 << 20)
+    receiver = OtlpHttpReceiver("127.0.0.1", 0, c.pipeline, CollectorMetrics(CollectorRegistry()), ReceiverConfig())
     receiver.start()
     yield c, f"127.0.0.1:{receiver.port}"
     receiver.stop()
