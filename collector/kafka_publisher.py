@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
-from ragpulse.collector.truncate import truncate_record
-from ragpulse.core.bus import BusFull
+from ragpulse.collector.truncate import RecordTooLarge, truncate_record
+from ragpulse.core.bus import BusFull, KeyedRecord
 from ragpulse.core.wire import Record
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.producer import RECORD_FRAMING_BYTES, KafkaProducerMetrics, failure_reason, producer_config
 
 log = logging.getLogger(__name__)
+
 
 class KafkaRecordPublisher:
     """RecordPublisher onto the records topic (collector side)."""
@@ -43,35 +45,57 @@ class KafkaRecordPublisher:
         # and no OTLP request later waits on a first metadata lookup.
         self._producer.partitions_for(self._topic)
 
-    def publish(self, key: bytes, value: bytes) -> None:
-        if len(value) > self._max_value_bytes:
-            value = self._truncate(value)
+    def publish_batch(self, records: Sequence[KeyedRecord]) -> list[int]:
+        """All or nothing against `buffer_records`: the room is reserved for the whole batch before
+        anything is sent. The one exception is a send that fails midway (the producer found no
+        metadata or buffer memory within max_block_ms): the records before it are on their way,
+        the client retries all of them, and the scorers' dedupe window skips the second copies.
+        Returns the indices of records too large for a message even when cut (RecordTooLarge)."""
         with self._lock:
-            if self._pending >= self._limit:
-                self._metrics.refused.labels(reason="buffer_full").inc()
+            if self._pending and self._pending + len(records) > self._limit:
+                self._metrics.refused.labels(reason="buffer_full").inc(len(records))
                 raise BusFull(self._retry_after_s)
-            self._pending += 1
-        try:
-            future = self._producer.send(self._topic, key=key, value=value)
-        except kafka_errors.KafkaTimeoutError:
-            self._settle()
-            self._metrics.refused.labels(reason="unavailable").inc()
-            raise BusFull(self._retry_after_s) from None
-        except Exception as e:
-            self._settle()
-            self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
-            raise
-        future.add_callback(self._on_delivered)
-        future.add_errback(self._on_failed)
+            self._pending += len(records)
+        too_large: list[int] = []
+        fitted: list[KeyedRecord] = []
+        for index, (key, value) in enumerate(records):
+            try:
+                fitted.append((key, self._fit(value)))
+            except RecordTooLarge:
+                too_large.append(index)
+        self._settle(len(too_large))
+        for sent, (key, value) in enumerate(fitted):
+            unsent = len(fitted) - sent
+            try:
+                future = self._producer.send(self._topic, key=key, value=value)
+            except kafka_errors.KafkaTimeoutError:
+                self._settle(unsent)
+                self._metrics.refused.labels(reason="unavailable").inc(unsent)
+                raise BusFull(self._retry_after_s) from None
+            except Exception as e:
+                self._settle(unsent)
+                self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
+                raise
+            future.add_callback(self._on_delivered)
+            future.add_errback(self._on_failed)
+        return too_large
+
+    def publish(self, key: bytes, value: bytes) -> None:
+        """One record; raises RecordTooLarge for a record too large even when cut."""
+        if self.publish_batch([(key, value)]):
+            raise RecordTooLarge(f"record of {len(value)} bytes cannot be cut below {self._max_value_bytes} bytes")
+
+    def _fit(self, value: bytes) -> bytes:
+        return self._truncate(value) if len(value) > self._max_value_bytes else value
 
     def _truncate(self, value: bytes) -> bytes:
         record = truncate_record(Record.from_json(value), self._max_value_bytes)
         self._metrics.records_truncated.labels(service=record.service).inc()
         return record.to_json()
 
-    def _settle(self) -> None:
+    def _settle(self, records: int = 1) -> None:
         with self._lock:
-            self._pending -= 1
+            self._pending -= records
 
     def _on_delivered(self, _metadata: Any) -> None:
         self._settle()

@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
@@ -24,7 +23,6 @@ from ragpulse.collector.extract.triple import ExtractRejection, Triple
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
-from ragpulse.collector.truncate import RecordTooLarge
 from ragpulse.core.bus import BusFull, RecordPublisher
 from ragpulse.core.wire import Record
 
@@ -81,13 +79,19 @@ class CollectorPipeline:
         self._metrics = metrics
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        # An assembled trace's record the bus refused, offered again on the next tick.
+        self._held: _Outgoing | None = None
 
     def consume_export_request(self, request: ExportTraceServiceRequest, transport: str) -> ExportResult:
-        """Raises BusFull when the bus pushes back: the client should retry the whole request."""
+        """All of the request or none of it: its records go onto the bus in one batch, and only
+        then are its multi-span spans buffered for assembly. Raises BusFull when the bus pushes
+        back, before anything of the request was published or buffered, so the client's retry of
+        the whole request duplicates nothing."""
         result = ExportResult()
         errors: list[str] = []
+        records: list[_Outgoing] = []
+        to_buffer: list[tuple[bytes, TraceSpan, int]] = []
         spans = 0
-        now = time.monotonic()
         for resource_spans in request.resource_spans:
             resource = attributes(resource_spans.resource.attributes)
             service = str(resource.get("service.name") or "unknown_service")
@@ -95,7 +99,7 @@ class CollectorPipeline:
                 for span in scope_spans.spans:
                     spans += 1
                     try:
-                        self._span(service, span, now)
+                        self._span(service, span, records, to_buffer)
                     except ExtractRejection as e:
                         # A rejected span is a record received and dropped by a named rule, so that
                         # received = sampled + dropped holds.
@@ -105,54 +109,66 @@ class CollectorPipeline:
                         if len(errors) < 5:
                             errors.append(f"span {span.span_id.hex()}: {e.message}")
         self._metrics.spans.labels(transport=transport).inc(spans)
+        try:
+            self._send(records)
+        except BusFull:
+            for record in records:
+                self._metrics.dropped(record.service, "bus_full").inc()
+            raise
+        now = time.monotonic()
+        for trace_id, view, size in to_buffer:
+            for evicted in self._assembler.add(trace_id, view, size, now):
+                self._publish_evicted(evicted)
         if errors:
             more = result.rejected_spans - len(errors)
             result.error_message = "; ".join(errors) + (f"; and {more} more" if more > 0 else "")
         return result
 
-    def _span(self, service: str, span: Span, now: float) -> None:
+    def _span(
+        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[tuple[bytes, TraceSpan, int]]
+    ) -> None:
+        """Sort one span: a record of its own, a span for the assembly buffer, or neither."""
         attrs = attributes(span.attributes)
         triple = extract_native(attrs) if self._native else None
         if triple is not None:
             time_unix_nano = int(span.end_time_unix_nano or span.start_time_unix_nano)
-            self._publish(service, triple, span.trace_id, span.span_id, time_unix_nano)
+            record = self._prepare(service, triple, span.trace_id, span.span_id, time_unix_nano)
+            if record is not None:
+                records.append(record)
             return
-        if self._assembler.enabled and self._buffer(service, span, attrs, now):
-            return
+        if self._assembler.enabled:
+            view = TraceSpan.from_proto(span, service, attrs)
+            if self._assembler.claims(span.trace_id, view):
+                _check_ids(span.trace_id, span.span_id)
+                # Sampling is decided on the trace id, so a trace that will be dropped is never buffered.
+                if self._sampler.decide(span.trace_id, service) is None:
+                    self._metrics.trace_spans.labels(outcome="sampled_out").inc()
+                else:
+                    to_buffer.append((span.trace_id, view, span.ByteSize()))
+                return
         self._metrics.spans_without_triple.inc()
 
-    def _buffer(self, service: str, span: Span, attrs: dict[str, Any], now: float) -> bool:
-        """Hand a span of a multi-span convention to the assembler; False when it is none of theirs."""
-        view = TraceSpan.from_proto(span, service, attrs)
-        if not self._assembler.claims(span.trace_id, view):
-            return False
-        _check_ids(span.trace_id, span.span_id)
-        # Sampling is decided on the trace id, so a trace that will be dropped is never buffered.
-        if self._sampler.decide(span.trace_id, service) is None:
-            self._metrics.trace_spans.labels(outcome="sampled_out").inc()
-            return True
-        for trace in self._assembler.add(span.trace_id, view, span.ByteSize(), now):
-            self._finish(trace)
-        return True
-
-    def _finish(self, trace: PendingTrace) -> None:
+    def _finish(self, trace: PendingTrace) -> _Outgoing | None:
         assembled = self._assembler.assemble(trace)
         if assembled is None:
             self._metrics.spans_without_triple.inc()
-            return
+            return None
         record_span = assembled.span
-        self._publish(record_span.service, assembled.triple, trace.trace_id, record_span.span_id,
-                      record_span.time_unix_nano)
+        return self._prepare(record_span.service, assembled.triple, trace.trace_id, record_span.span_id,
+                             record_span.time_unix_nano)
 
-    def _publish(self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int) -> None:
-        """One triple, from a single span or an assembled trace: limit → redact → sample → publish."""
+    def _prepare(
+        self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int
+    ) -> _Outgoing | None:
+        """One triple, from a single span or an assembled trace: limit → redact → sample → the
+        record for the bus (None when sampled out)."""
         _check_ids(trace_id, span_id)
         counters = self._metrics.service(service)
         counters.received.inc()
         sampling = self._sampler.decide(trace_id, service)
         if sampling is None:
             self._metrics.dropped(service, "sampled_out").inc()
-            return
+            return None
         truncated = limit_triple(triple, self._limits)
         if truncated:
             counters.truncated.inc()
@@ -172,29 +188,59 @@ class CollectorPipeline:
             truncated=truncated,
             attributes=triple.attributes,
         )
-        try:
-            self._publisher.publish(trace_id.hex().encode("ascii"), record.to_json())
-        except BusFull:
-            self._metrics.dropped(service, "bus_full").inc()
-            raise
-        except RecordTooLarge as e:
-            # The text is cut already; what is left (service, route, model, attributes) is the app's
-            # doing. One record cannot go, the rest of the request can: a named drop, not an error.
-            self._metrics.dropped(service, "too_large").inc()
-            log.warning("record dropped: %s", e)
+        return _Outgoing(service, record.id, trace_id.hex().encode("ascii"), record.to_json())
+
+    def _send(self, records: list[_Outgoing]) -> None:
+        """Publish all or none (BusFull; the caller counts a refusal as it sees fit). A record too
+        large for a bus message even when cut is the one exception: its text is cut already, what
+        is left (service, route, model, attributes) is the app's doing; it is dropped, counted as
+        too_large, and the rest go."""
+        if not records:
             return
-        counters.sampled.inc()
-        log.debug("record %s from %s published", record.id, service)
+        too_large = set(self._publisher.publish_batch([(r.key, r.value) for r in records]))
+        for index, record in enumerate(records):
+            if index in too_large:
+                self._metrics.dropped(record.service, "too_large").inc()
+                log.warning("record %s from %s dropped: too large for a bus message even when cut",
+                            record.id, record.service)
+            else:
+                self._metrics.service(record.service).sampled.inc()
+                log.debug("record %s from %s published", record.id, record.service)
+
+    def _publish_evicted(self, trace: PendingTrace) -> None:
+        """A trace pushed out of a full assembly buffer by a request's spans. Its own spans were
+        acknowledged long ago, so it is no part of the request and the request's retry cannot
+        repeat it; with both the assembly buffer and the bus full it is dropped, counted."""
+        record = self._finish(trace)
+        if record is None:
+            return
+        try:
+            self._send([record])
+        except BusFull:
+            self._metrics.dropped(record.service, "bus_full").inc()
 
     def tick(self, now: float) -> None:
-        """Assemble the traces whose grace period or timeout has passed (`now` on time.monotonic())."""
-        while (trace := self._assembler.pop_due(now)) is not None:
-            try:
-                self._finish(trace)
-            except BusFull:
-                # Counted as dropped; the traces still due wait for the next tick instead of each
-                # waiting out the bus's put timeout now.
+        """Assemble the traces whose grace period or timeout has passed (`now` on time.monotonic()).
+
+        Their spans were acknowledged long ago, so a full bus must not lose them: a record the bus
+        refuses is held and offered again on the next tick, and the traces due after it wait in
+        the (bounded) assembly buffer meanwhile."""
+        if self._held is not None:
+            if not self._offer(self._held):
                 return
+            self._held = None
+        while (trace := self._assembler.pop_due(now)) is not None:
+            record = self._finish(trace)
+            if record is not None and not self._offer(record):
+                self._held = record
+                return
+
+    def _offer(self, record: _Outgoing) -> bool:
+        try:
+            self._send([record])
+        except BusFull:
+            return False
+        return True
 
     def start(self) -> None:
         """Run tick() in the background; the app calls stop() on shutdown."""
@@ -210,16 +256,38 @@ class CollectorPipeline:
                 # A malformed trace must not stop assembly for every later trace.
                 log.exception("trace assembly failed")
 
-    def stop(self) -> None:
-        """Stop the timer and assemble every trace still buffered (call after the receivers stop)."""
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the timer and assemble every trace still buffered (call after the receivers stop).
+        A full bus gets `timeout_s` in all to make room (the scorer or Kafka drains it meanwhile);
+        records still refused then are dropped, counted as bus_full."""
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join()
+        deadline = time.monotonic() + timeout_s
+        if self._held is not None:
+            self._offer_until(self._held, deadline)
+            self._held = None
         while (trace := self._assembler.pop_oldest()) is not None:
-            try:
-                self._finish(trace)
-            except BusFull:
-                continue  # counted as dropped; the rest may still fit while the scorer drains
+            record = self._finish(trace)
+            if record is not None:
+                self._offer_until(record, deadline)
+
+    def _offer_until(self, record: _Outgoing, deadline: float) -> None:
+        while not self._offer(record):
+            if time.monotonic() >= deadline:
+                self._metrics.dropped(record.service, "bus_full").inc()
+                return
+            time.sleep(0.05)
+
+
+@dataclass(frozen=True)
+class _Outgoing:
+    """A record ready for the bus, with what its counters need."""
+
+    service: str
+    id: str
+    key: bytes
+    value: bytes
 
 
 def _check_ids(trace_id: bytes, span_id: bytes) -> None:

@@ -8,7 +8,7 @@ from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector
-from ragpulse.collector.truncate import truncate_record
+from ragpulse.collector.truncate import RecordTooLarge, truncate_record
 from ragpulse.config import Config
 from ragpulse.core.wire import Record
 from ragpulse.kafka.producer import RECORD_FRAMING_BYTES
@@ -24,8 +24,14 @@ class TruncatingPublisher:
     def __init__(self) -> None:
         self.sent: list[Record] = []
 
-    def publish(self, key: bytes, value: bytes) -> None:
-        self.sent.append(truncate_record(Record.from_json(value), LIMIT))
+    def publish_batch(self, records: list[tuple[bytes, bytes]]) -> list[int]:
+        too_large = []
+        for index, (_, value) in enumerate(records):
+            try:
+                self.sent.append(truncate_record(Record.from_json(value), LIMIT))
+            except RecordTooLarge:
+                too_large.append(index)
+        return too_large
 
 
 def test_a_record_whose_metadata_exceeds_the_message_limit_is_dropped_and_counted():
