@@ -29,6 +29,7 @@ import numpy as np
 from ragpulse.scorer.bounded_cache import BoundedCache
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.local.model import MODEL_ID, StaticModel, load_static_model
+from ragpulse.scorer.judge.local.relevance import answers_nothing, answers_part, asked, question_parts
 from ragpulse.scorer.judge.local.text import (
     claims,
     content_tokens,
@@ -133,15 +134,26 @@ class LocalJudge:
     def questions(self, rec: RecordText, n: int, usage: Usage) -> GeneratedQuestions:
         """Ragas samples n questions from the whole answer; an off-topic part of the answer shows
         up in a share of them. We emulate that deterministically: the answer is cut into n slices;
-        a slice that addresses something asked stands for the question the whole answer addresses
-        (the asked words it covers), a slice that does not stands for itself, so off-topic text
-        lowers the mean in proportion to its share and missing aspects lower every on-topic one."""
+        a slice that answers something asked stands for the question the whole answer answers
+        (`_answered`), any other slice stands for itself, so off-topic text lowers the mean in
+        proportion to its share and unanswered parts of the question lower every on-topic one.
+        An answer that refuses, only describes the documents or only says the question back
+        commits to nothing: noncommittal, as Ragas's judge would classify it."""
         if is_noncommittal(rec.answer):
             return GeneratedQuestions(questions=[], noncommittal=True)
-        parts = _slices(claims(rec.answer), n)
-        subject = _subject(rec.question, parts)
-        covered = _addressed(rec.question, " ".join(parts))
-        questions = [covered if _on_topic(rec.question, p, subject) else p for p in parts]
+        parts = claims(rec.answer)
+        answering = [p for p in parts if not answers_nothing(p, rec.question)]
+        if not answering:
+            return GeneratedQuestions(questions=[], noncommittal=True)
+        slices = _slices(parts, n)
+        subject = _subject(rec.question, [" ".join(s) for s in slices])
+        answered = _answered(rec.question, " ".join(answering))
+        questions = [
+            answered
+            if answered and any(p in answering and _on_topic(rec.question, p, subject) for p in parts_of_slice)
+            else " ".join(parts_of_slice)
+            for parts_of_slice in slices
+        ]
         return GeneratedQuestions(questions=questions, noncommittal=False)
 
     # -- context relevancy --------------------------------------------------------------------
@@ -192,14 +204,14 @@ def _support(coverage: float, best_sim: float) -> float:
     return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
 
 
-def _slices(parts: list[str], n: int) -> list[str]:
+def _slices(parts: list[str], n: int) -> list[list[str]]:
     """n contiguous, nearly equal slices of the answer's claims, so every part of the answer, the
     off-topic part included, stands in one pseudo-question."""
     if not parts or n <= 0:
         return []
     k = min(n, len(parts))
     bounds = np.linspace(0, len(parts), k + 1).round().astype(int)
-    return [" ".join(parts[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    return [parts[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
 
 def _subject(question: str, slices: list[str]) -> frozenset[str]:
@@ -219,10 +231,29 @@ def _addressed(question: str, answer: str) -> str:
     return keep_only(question, [span for span in token_spans(question) if span[2] in available])
 
 
+def _answered(question: str, answer: str) -> str:
+    """The question the answer answers, part by part: a part that asks for a kind of thing (a date,
+    a number, a person, a place) counts whole when the answer gives that kind of thing (the
+    subject is implied: 「50台分あります」 answers 「駐車場は何台分ありますか」) and not at all when
+    it does not, however many of its words the answer repeats; an open part (what, how, why)
+    counts by the words of it that the answer addresses."""
+    kept = []
+    for part in question_parts(question):
+        if asked(part):
+            if answers_part(part, answer, question):
+                kept.append(part)
+        elif addressed := _addressed(part, answer):
+            kept.append(addressed)
+    return " ".join(kept)
+
+
 def _on_topic(question: str, part: str, subject: frozenset[str]) -> bool:
-    """Whether the part addresses something asked beyond the question's subject: "X is a
-    beautiful landmark" names X but answers nothing asked about X."""
-    return bool((set(content_tokens(part)) - subject) & set(content_tokens(question)))
+    """Whether the part addresses something asked beyond the question's subject ("X is a
+    beautiful landmark" names X but answers nothing asked about X), or gives the kind of thing a
+    part of the question asks for ("Built in 1872." for "When was X built?")."""
+    if (set(content_tokens(part)) - subject) & set(content_tokens(question)):
+        return True
+    return any(asked(q) and answers_part(q, part, question) for q in question_parts(question))
 
 
 def _need(sims: np.ndarray) -> list[float]:

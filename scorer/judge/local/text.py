@@ -122,13 +122,20 @@ _NONCOMMITTAL_EN = re.compile(
     r"|(?:is|are|remains?)\s+(?:currently\s+)?(?:unknown|unclear|not\s+known)"
     r"|cannot\s+be\s+(?:determined|answered|confirmed)"
     r"|(?:there\s+is|i\s+have)\s+no\s+(?:information|data|record)"
-    r"|unable\s+to\s+(?:find|provide|answer|determine))",
+    r"|unable\s+to\s+(?:find|provide|answer|determine)"
+    r"|(?:cannot|can't|can\s+not)\s+answer"
+    r"|(?:context|document|text|passage|article|source)s?\s+(?:do|does|did)\s+not\s+"
+    r"(?:mention|say|provide|contain|specify|include|state|cover|address)"
+    r"|not\s+(?:mentioned|covered|included|found|addressed)\s+in\s+the\s+(?:\w+\s+)?"
+    r"(?:context|document|text|passage|article|source)s?)",
     re.IGNORECASE,
 )
 _NONCOMMITTAL_JA = re.compile(
     r"(?:わかりません|分かりません|知りません|存じません|不明です|不明で|わからない|分からない"
-    r"|(?:お答え|回答|判断|特定)(?:でき|いたしかね)(?:ません|かねます)"
+    r"|(?:お答え|回答|判断|特定|ご案内)(?:でき(?:ません|かねます)|いたしかねます|しかねます)"
+    r"|(?:分|わ)かりかねます|存じ上げません|見当たりません"
     r"|情報(?:が|は)(?:ありません|ない|見つかりません|提供されていません)"
+    r"|(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
     r"|(?:記載|言及|明記|提供|公表)されていません)"
 )
 

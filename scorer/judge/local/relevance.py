@@ -1,0 +1,190 @@
+"""What an answer answers, for the `local` judge's answer relevancy, in English and Japanese.
+
+Three questions, each answered with cues and token overlap, no model:
+- does a sentence answer nothing: it describes the documents ("The context explains ...",
+  「この文書では〜について説明されています」), repeats the question back ("Shallow clone table
+  performance." for "shallow clone table performance", 「〜というご質問ですね」) or sends the user
+  elsewhere (「詳しくは資料をご覧ください」)? Refusals are text.is_noncommittal's job;
+- which kinds of thing a part of the question asks for (a date for "when"/いつ, a number for
+  "how many"/何人/いくら, a person for "who"/誰, a place for "where"/どこ);
+- which of those kinds the answer supplies beyond what the question already says.
+
+The cue lists were written from the failure classes named in the issue (restatements, meta
+answers, refusals, long on-topic answers that miss the ask), not fitted to any benchmark row.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragpulse.scorer.judge.local.text import content_tokens, normalise
+
+NUMBER, DATE, PERSON, PLACE = "number", "date", "person", "place"
+
+# A sentence about the documents instead of the thing asked: the subject is the source, the verb
+# says what it covers.
+_SOURCE_EN = (
+    r"(?:context|document|documentation|text|passage|article|source|excerpt|snippet|page|information|material)s?"
+)
+_META_EN = re.compile(
+    rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{_SOURCE_EN}\s+(?:\w+\s+)?"
+    r"(?:explains?|describes?|provides?|discuss(?:es)?|mentions?|covers?|contains?|talks?\s+about|is\s+about"
+    r"|are\s+about|deals?\s+with|outlines?|gives?|includes?|offers?|refers?\s+to|addresses|focus(?:es)?\s+on"
+    r"|presents?|touches\s+on|goes\s+over)\b"
+    r"|\b(?:it|they)\s+(?:also\s+)?(?:provides?|gives?|offers?|contains?)\s+(?:\w+\s+){0,2}"
+    r"(?:information|details|guidance|an?\s+overview)\s+(?:on|about|regarding|of)\b"
+    r"|\bfor\s+more\s+(?:details|information)\b"
+    r"|\b(?:please\s+)?(?:refer|see)\s+(?:to\s+)?the\s+(?:\w+\s+)?(?:context|document|documentation|manual|article|guide)"
+    r"|\b(?:you\s+(?:are\s+)?ask(?:ed|ing)|your\s+question\s+(?:is|was))\s+about\b"
+    r"|\bthe\s+question\s+(?:is\s+)?(?:asks?|asking|about)\b"
+    # Evasions that pad an answer; matched per sentence, since "it is difficult to say exactly, but
+    # about 40" still answers.
+    r"|^(?:however,?\s+)?(?:it\s+is|it's)\s+(?:\w+\s+)?(?:difficult|challenging|hard|impossible|not\s+possible)\s+"
+    r"to\s+(?:provide|say|determine|give|know|assess|predict|estimate)\b[^,]*$",
+    re.IGNORECASE,
+)
+_META_JA = re.compile(
+    r"(?:文書|資料|文章|案内|記事|テキスト|ドキュメント|マニュアル|コンテキスト|ページ)(?:[^。]{0,24})"
+    r"(?:説明(?:され|し|が)|記載(?:され|が)|述べ|取り上げ|含まれ|書かれ|紹介され|触れられ)"
+    r"|(?:という|とい|との|について(?:の)?|に関する)(?:ご質問|お問い合わせ|質問)"
+    r"|(?:ご質問|お問い合わせ)(?:です|ですね|ありがとう|をいただ|いただ)"
+    r"|知りたい(?:という|とのこと|ということ)"
+    r"|(?:ご覧|ご参照|参照して|ご確認|ご相談|お問い合わせ)ください"
+)
+
+# What each kind of question word asks for. Japanese counters after 何 ask for a number; those
+# that name a time (何年, 何日, 何時) ask for a date as well, and either satisfies them.
+_ASKS_EN = (
+    (re.compile(r"\bhow\s+(?:many|much|long|far|old|tall|big|high|large|often|deep|wide|heavy|fast)\b"
+                r"|\bwhat\s+(?:is|are|was|were)\s+(?:the|its|their|his|her)\s+"
+                r"(?:size|height|length|population|number|amount|price|cost|area|weight|speed|age|depth)\b"
+                r"|\bwhat\s+(?:percentage|number|amount|proportion)\b", re.I), NUMBER),
+    (re.compile(r"\bwhen\b|\bwhat\s+(?:year|date|time|day|month|century)\b", re.I), DATE),
+    (re.compile(r"\bwho(?:m|se)?\b", re.I), PERSON),
+    (re.compile(r"\bwhere\b", re.I), PLACE),
+)
+_ASKS_JA = (
+    (re.compile(r"何(?:人|名|個|冊|台|回|分|秒|時間|歳|才|円|件|階|度|割|倍|枚|本|杯|キロ|メートル|グラム|センチ"
+                r"|ドル|%|パーセント)|いくつ|いくら|どれ(?:くらい|ぐらい|だけ)|どの(?:くらい|ぐらい)|何週|何ヶ月|何か月"),
+     NUMBER),
+    (re.compile(r"いつ|何年|何月|何日|何時|何曜"), DATE),
+    (re.compile(r"誰|だれ|どなた"), PERSON),
+    (re.compile(r"どこ|どちら"), PLACE),
+)
+# A date-like ask ("何日以内", "when") is also answered by a number or an amount of time.
+_ALSO = {DATE: frozenset({NUMBER})}
+
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
+                 "hundred hundreds thousand thousands million millions billion billions dozen half once twice "
+                 "free").split()
+_JA_NUMERAL = re.compile(
+    r"[一二三四五六七八九十百千万億半数]+(?:つ|人|名|個|冊|台|日|年|回|分|時間|歳|円|件|階|か月|ヶ月|週間|割|倍|度|枚|本|杯)|無料|ゼロ"
+)
+_DATE_EN = re.compile(r"\b(?:before|after|until|till|within|ago|since|during|by|yesterday|today|tomorrow|daily"
+                      r"|weekly|monthly|annually|morning|evening|night|noon|midnight|century|decade|weekend)\b", re.I)
+_DATE_JA = re.compile(r"\d+\s*(?:年|月|日|時|分|曜)|[前後]|まで|以内|以降|から|毎[日週月年朝晩]|午[前後]|時代|世紀"
+                      r"|今日|明日|昨日|今月|来月|先月|今年|来年|去年|昨年|現在|当日|翌|週末|平日|曜日")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'\-]+")
+_KANJI_KATAKANA = re.compile(r"[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_PLACE_EN = re.compile(r"\b(?:in|at|near|from|on|inside|outside)\s+(?:the\s+)?[A-Za-z]", re.I)
+# Where a question has several asks ("When ... and who ...?", 「いつ〜し、誰が〜」), each part is
+# answered or not on its own.
+_PART_BOUNDARY = re.compile(
+    r",?\s+and\s+(?=(?:what|when|where|who|whom|whose|which|why|how|is|are|was|were|did|does|do|has|have)\b)"
+    r"|[,;]\s+(?=(?:what|when|where|who|which|why|how)\b)"
+    r"|[、，](?=[^、，]*(?:いつ|誰|だれ|どこ|何|いくつ|いくら|どれ|どの|なぜ|どう))",
+    re.IGNORECASE,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    parts = [p.strip() for p in _PART_BOUNDARY.split(normalise(question))]
+    return [p for p in parts if p]
+
+
+def asked(part: str) -> frozenset[str]:
+    """The kinds of thing the part asks for; empty for open questions (what is, how, why)."""
+    text = normalise(part)
+    return frozenset(kind for pattern, kind in (*_ASKS_EN, *_ASKS_JA) if pattern.search(text))
+
+
+def supplied(answer: str, question: str) -> frozenset[str]:
+    """The kinds of thing the answer gives that the question does not already contain: a year the
+    question names, repeated back, answers no "when"."""
+    text, asked_text = normalise(answer), normalise(question)
+    q_words = {w.lower() for w in re.findall(r"[^\W\d_]+", asked_text)}
+
+    def novel(matches: list[str]) -> bool:
+        return any(m.strip() and m.strip() not in asked_text for m in matches)
+
+    kinds = set()
+    words = [w.lower() for w in re.findall(r"[^\W\d_]+", text)]
+    numbers = re.findall(r"\d+(?:[.,:/]\d+)*", text)
+    years = [n for n in numbers if _is_year(n)]
+    # A year dates something; it is no count ("since February 2021" says not how many).
+    counts = [n for n in numbers if n not in years]
+    if novel(counts) or novel(_JA_NUMERAL.findall(text)) or any(w in _NUMBER_WORDS and w not in q_words
+                                                                 for w in words):
+        kinds.add(NUMBER)
+    if (novel(years) or novel(_DATE_JA.findall(text))
+            or any(w in (*_MONTHS, *_WEEKDAYS) and w not in q_words for w in words)
+            or (NUMBER in kinds and _DATE_EN.search(text))
+            or any(m.lower() not in q_words for m in _DATE_EN.findall(text))):
+        kinds.add(DATE)
+    names = [m for m in _CAPITALISED.findall(text) if m.lower() not in q_words and m.lower() not in _MONTHS
+             and m.lower() not in _WEEKDAYS and content_tokens(m)]
+    cjk = [m for m in _KANJI_KATAKANA.findall(text) if m not in asked_text]
+    if names or cjk:
+        kinds.add(PERSON)
+    if names or cjk or any(_novel_after(m, q_words) for m in _PLACE_EN.finditer(text)):
+        kinds.add(PLACE)
+    return frozenset(kinds)
+
+
+def _is_year(number: str) -> bool:
+    return len(number) == 4 and number.isdigit() and 1000 <= int(number) <= 2199
+
+
+def _novel_after(match: re.Match[str], q_words: set[str]) -> bool:
+    """Whether the word after "in/at/near ..." is one the question does not use."""
+    rest = re.match(r"[A-Za-z]+", match.string[match.end() - 1 :])
+    return rest is not None and rest.group().lower() not in q_words
+
+
+# 「何メートル」 is answered by a number of metres, not by 「二つ」: the counter after 何 must follow a
+# number in the answer (人 and 名 count people alike).
+_COUNTER = re.compile(r"何(人|名|個|冊|台|回|分|秒|時間|歳|円|件|階|度|枚|本|杯|キロ|メートル|グラム|センチ|ドル)")
+_SAME_COUNTER = {"人": "人|名", "名": "人|名", "歳": "歳|才"}
+
+
+def answers_part(part: str, answer: str, question: str) -> bool:
+    """The answer gives every kind of thing the part asks for (a date ask is also answered by a
+    number or an amount of time), with the counter the part asks in."""
+    asks = asked(part)
+    given = supplied(answer, question)
+    if not all(kind in given or bool(_ALSO.get(kind, frozenset()) & given) for kind in asks):
+        return False
+    counter = _COUNTER.search(normalise(part))
+    if counter is None:
+        return True
+    unit = _SAME_COUNTER.get(counter.group(1), re.escape(counter.group(1)))
+    return bool(re.search(rf"(?:\d|[一二三四五六七八九十百千万半数])\s*(?:{unit})", normalise(answer)))
+
+
+def is_meta(sentence: str) -> bool:
+    """The sentence talks about the documents or the question instead of answering it."""
+    text = normalise(sentence)
+    return bool(_META_EN.search(text) or _META_JA.search(text))
+
+
+def is_restatement(sentence: str, question: str) -> bool:
+    """The sentence's content tokens are all the question's own: it adds nothing."""
+    tokens = set(content_tokens(sentence))
+    return bool(tokens) and tokens <= set(content_tokens(question))
+
+
+def answers_nothing(sentence: str, question: str) -> bool:
+    return is_meta(sentence) or is_restatement(sentence, question)
