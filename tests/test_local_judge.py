@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
+from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local import LocalJudge
 from ragpulse.scorer.judge.local.model import TOKENIZER, WEIGHTS, ModelLoadError, package_dir
 from ragpulse.scorer.metrics import METRICS, MetricFailure
@@ -109,7 +109,9 @@ def test_wrong_date_is_not_supported(judge: LocalJudge) -> None:
     right, wrong = judge.verify(
         rec, ["It was completed on Tuesday, 14 May 1872.", "It was completed on Sunday, 14 July 1873."], Usage()
     )
-    assert right > 0.6 and wrong < 0.2
+    assert isinstance(right, Verdict) and isinstance(wrong, Verdict)
+    assert right.support > 0.6 and wrong.support < 0.2
+    assert right.evidence == "It was completed on Tuesday, 14 May 1872 and is 38 metres tall."
 
 
 @pytest.mark.parametrize(
@@ -165,7 +167,7 @@ def test_degrees_are_in_unit_interval_and_never_nan(judge: LocalJudge) -> None:
     rec = RecordText(EN_QUESTION, EN_CONTEXT, EN_FAITHFUL)
     sentences = ["The lamp was converted in 1931.", "Nothing here matches at all!", "灯台"]
     for values in (
-        judge.verify(rec, sentences, Usage()),
+        [v.support for v in judge.verify(rec, sentences, Usage())],  # type: ignore[union-attr]
         judge.relevant_sentences(rec, sentences, Usage()),
     ):
         assert len(values) == len(sentences)

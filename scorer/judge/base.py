@@ -47,6 +47,15 @@ class GeneratedQuestions:
     noncommittal: bool
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """How far the contexts support one statement, in [0, 1], and the context sentence the judge
+    matched it to, so that a person can see why (None when the judge does not say)."""
+
+    support: float
+    evidence: str | None = None
+
+
 @dataclass
 class RecordText:
     """The text of one record as the judge sees it, with per-record memo space so that work
@@ -66,8 +75,9 @@ class Judge(Protocol):
         """Split the answer into self-contained claims (may be empty for a non-claim answer)."""
         ...
 
-    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
-        """For each statement, the degree in [0, 1] to which the contexts support it."""
+    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float | Verdict]:
+        """For each statement, the degree in [0, 1] to which the contexts support it: a Verdict
+        with its evidence, or a bare number where the judge names none."""
         ...
 
     def questions(self, rec: RecordText, n: int, usage: Usage) -> GeneratedQuestions:

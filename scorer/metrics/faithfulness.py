@@ -1,13 +1,15 @@
 """Faithfulness = |statements supported by the contexts| / |statements in the answer| (Ragas §3).
 
-With a judge that answers degrees of support, a statement counts by that degree.
+With a judge that answers degrees of support, a statement counts by that degree. Each statement's
+detail carries the context sentence the judge matched it to (`evidence`, null where the judge names
+none), so a low score can be read statement by statement.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragpulse.scorer.judge.base import Judge, RecordText, Usage
+from ragpulse.scorer.judge.base import Judge, RecordText, Usage, Verdict
 from ragpulse.scorer.metrics.base import MetricFailure, checked_unit
 
 
@@ -22,6 +24,12 @@ def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, di
         raise MetricFailure(
             "invalid_judge_output", f"{len(verdicts)} verdicts for {len(statements)} statements"
         )
-    verdicts = [checked_unit(v, "statement verdict") for v in verdicts]
-    detail = {"statements": [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts, strict=True)]}
-    return sum(verdicts) / len(verdicts), detail
+    support = [checked_unit(v.support if isinstance(v, Verdict) else v, "statement verdict") for v in verdicts]
+    evidence = [v.evidence if isinstance(v, Verdict) else None for v in verdicts]
+    detail = {
+        "statements": [
+            {"statement": s, "verdict": v, "evidence": e}
+            for s, v, e in zip(statements, support, evidence, strict=True)
+        ]
+    }
+    return sum(support) / len(support), detail

@@ -118,7 +118,8 @@ class LivePage:
                 continue
             statements = ((faith.get("detail") or {}).get("statements")) or []
             unsupported = [
-                {"statement": str(s.get("statement", ""))[:MAX_TEXT], "verdict": s.get("verdict")}
+                {"statement": str(s.get("statement", ""))[:MAX_TEXT], "verdict": s.get("verdict"),
+                 "evidence": str(s["evidence"])[:MAX_TEXT] if s.get("evidence") else None}
                 for s in statements if isinstance(s, dict) and (s.get("verdict") or 0) < 0.5
             ]
             low.append({

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ragpulse.scorer.bounded_cache import BoundedCache
-from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
+from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local.model import MODEL_ID, StaticModel, load_static_model
 from ragpulse.scorer.judge.local.relevance import answers_nothing, answers_part, asked, question_parts
 from ragpulse.scorer.judge.local.text import (
@@ -58,6 +58,7 @@ class ContextIndex:
     sentences: list[str]
     vectors: np.ndarray  # hybrid embeddings of the sentences, one row each
     tokens: frozenset[str]  # content tokens of all contexts together
+    sentence_tokens: list[frozenset[str]]  # content tokens of each sentence
 
 
 class LocalJudge:
@@ -109,7 +110,8 @@ class LocalJudge:
         if not sentences:
             raise JudgeError("no_context_text", "the contexts contain no sentence")
         tokens = frozenset(tok for c in rec.contexts for tok in content_tokens(c, drop_question_words=False))
-        index = ContextIndex(sentences, self.embed(sentences, usage), tokens)
+        per_sentence = [frozenset(content_tokens(s, drop_question_words=False)) for s in sentences]
+        index = ContextIndex(sentences, self.embed(sentences, usage), tokens, per_sentence)
         rec.memo[_MEMO_KEY] = index
         return index
 
@@ -119,15 +121,23 @@ class LocalJudge:
         # "I don't know." claims nothing: an evasion is no statement to check.
         return [c for c in claims(rec.answer) if not is_noncommittal(c)]
 
-    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
+    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float | Verdict]:
+        """Each statement is aligned to its closest context sentence (the evidence) and checked
+        twice: against all contexts, and against the evidence with its neighbouring sentences. The
+        geometric mean of the two coverages keeps a claim stitched together from words scattered
+        over unrelated passages below one a passage states."""
         if not statements:
             return []
         ctx = self._contexts(rec, usage)
-        best_sim = (self.embed(statements, usage) @ ctx.vectors.T).max(axis=1)
-        return [
-            _support(_coverage(content_tokens(s, drop_question_words=False), ctx.tokens), float(sim))
-            for s, sim in zip(statements, best_sim, strict=True)
-        ]
+        sims = self.embed(statements, usage) @ ctx.vectors.T
+        verdicts: list[float | Verdict] = []
+        for statement, row in zip(statements, sims, strict=True):
+            tokens = content_tokens(statement, drop_question_words=False)
+            best = int(row.argmax())
+            near = frozenset().union(*ctx.sentence_tokens[max(0, best - 1) : best + 2])
+            coverage = float(np.sqrt(_coverage(tokens, ctx.tokens) * _coverage(tokens, near)))
+            verdicts.append(Verdict(_support(coverage, float(row[best])), ctx.sentences[best]))
+        return verdicts
 
     # -- answer relevancy ---------------------------------------------------------------------
 

@@ -164,7 +164,9 @@ function renderLow(data) {
   const items = data.low_records.map((r) => {
     const when = r.time_unix_nano ? new Date(r.time_unix_nano / 1e6).toLocaleTimeString() : "";
     const other = Object.entries(r.other).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ");
-    const list = el("ul", {}, ...r.unsupported.map((s) => el("li", {}, s.statement)));
+    // Each statement beside the context sentence the judge matched it to: why it scored low.
+    const list = el("ul", {}, ...r.unsupported.map((s) => el("li", {}, s.statement,
+      s.evidence ? el("div", { class: "meta evidence" }, `closest evidence: ${s.evidence}`) : "")));
     return el("div", { class: "record", "data-record-id": r.record_id },
       el("div", {}, el("span", { class: "score" }, `faithfulness ${fmt(r.faithfulness, 2)}`),
         ` · ${r.service}${r.route ? " / " + r.route : ""}${r.model ? " · " + r.model : ""}`),
