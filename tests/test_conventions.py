@@ -435,6 +435,7 @@ def _run_langchain_app(convention: str, endpoint: str, chat: bool, service: str 
                     "chat" if chat else "llm", json.dumps(spec)], check=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chat", [False, True], ids=["llm", "chat"])
 def test_openinference_langchain_instrumentor(collector_over_http: tuple[Collector, str], chat: bool) -> None:
     c, endpoint = collector_over_http
@@ -446,6 +447,7 @@ def test_openinference_langchain_instrumentor(collector_over_http: tuple[Collect
     assert c.value("ragpulse_traces_assembled_total", trigger="root") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chat", [False, True], ids=["llm", "chat"])
 def test_openllmetry_langchain_instrumentor(collector_over_http: tuple[Collector, str], chat: bool) -> None:
     c, endpoint = collector_over_http
@@ -456,6 +458,7 @@ def test_openllmetry_langchain_instrumentor(collector_over_http: tuple[Collector
     assert sorted(record.contexts) == sorted(DOCS)
 
 
+@pytest.mark.slow
 def test_openinference_index_query_engine_with_reranker(collector_over_http: tuple[Collector, str]) -> None:
     """LlamaIndex: contexts come from the RERANKER span's output documents, not the retriever's."""
     c, endpoint = collector_over_http
@@ -496,6 +499,7 @@ def test_genai_util_handler_spans(collector_over_http: tuple[Collector, str], mo
     assert record.model == "gpt-4o-mini"
 
 
+@pytest.mark.slow
 def test_openinference_traces_scored_by_ragpulse_up(tmp_path: Path) -> None:
     """The whole way: instrumented LangChain → OTLP HTTP → `ragpulse up` assembles, scores, exports."""
     proc = RagpulseProcess(tmp_path, {"extract": {"assembly": {"grace_s": 0.2}}})
@@ -509,6 +513,7 @@ def test_openinference_traces_scored_by_ragpulse_up(tmp_path: Path) -> None:
         assert proc.stop() == 0
 
 
+@pytest.mark.slow
 def test_ragpulse_up_shutdown_assembles_buffered_traces(tmp_path: Path) -> None:
     """SIGTERM before the grace period ends: the buffered trace still becomes a published record."""
     settings = {"extract": {"assembly": {"grace_s": 60, "timeout_s": 120}}, "log_level": "debug"}
