@@ -75,6 +75,17 @@ def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
     return [tok for _, _, tok in token_spans(text, drop_question_words)]
 
 
+def latin_words(text: str) -> list[tuple[str, str]]:
+    """(content token, lower-case word) for each Latin word: the static embedding model knows
+    English words, so these are the ones a synonym can stand for."""
+    text_n = normalise(text)
+    return [
+        (tok, text_n[a:b].lower())
+        for a, b, tok in token_spans(text, drop_question_words=False)
+        if not is_decisive(tok) and text_n[a:b].isascii()
+    ]
+
+
 def keep_only(text: str, spans: list[tuple[int, int, str]]) -> str:
     """normalise(text) with everything outside `spans` blanked out and runs of blanks collapsed:
     the words of a question that an answer addresses, still readable in either language."""
