@@ -95,6 +95,8 @@ class CollectorPipeline:
         for resource_spans in request.resource_spans:
             resource = attributes(resource_spans.resource.attributes)
             service = str(resource.get("service.name") or "unknown_service")
+            if self._redact is not None:  # a label on /metrics and on the record: no PII there either
+                service = self._redact.label(service)
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     spans += 1
