@@ -27,7 +27,8 @@ class ScorerConfig:
     rolling_window: int = 200
     # A score below this counts as a bad event for the error-budget alerts.
     bad_event_threshold: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_BAD_EVENT_THRESHOLDS))
-    # Attempts at one record (unexpected errors) before it goes to the dead-letter sink.
+    # Attempts at one record before it goes to the dead-letter sink: attempts that raised an
+    # unexpected error, and (Kafka) scorer processes that died while scoring it.
     max_attempts: int = 3
     # Scores messages kept in memory for the live page.
     recent_scores: int = 500

@@ -68,7 +68,9 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_records_sampled_total", "counter",
                "RAG records kept by sampling and handed to the bus.", ("service",), COLLECTOR),
     FamilySpec("ragpulse_records_dropped_total", "counter",
-               "RAG records not handed to the bus, by rule (sampled_out, invalid, bus_full).",
+               "RAG records not handed to the bus, by rule: sampled_out, bus_full, too_large (over the Kafka "
+               "message limit even when cut), or why a span's RAG attributes were rejected (empty_answer, "
+               "contexts_not_list, ...).",
                ("service", "reason"), COLLECTOR),
     FamilySpec("ragpulse_spans_without_rag_triple_total", "counter",
                "Spans (or assembled traces) that carried no question/contexts/answer triple: counted "
@@ -101,7 +103,8 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Sum of the adjusted counts of records whose score fell below the metric's bad-event "
                "threshold (the error-budget's bad events).", _BY_SERVICE_METRIC, SCORER),
     FamilySpec("ragpulse_score_rolling_mean", "gauge",
-               "Sampling-weighted mean of the most recent scores (window in the config).", _BY_SERVICE_METRIC, SCORER),
+               "Sampling-weighted mean of the most recent scores (the last scorer.rolling_window).",
+               _BY_SERVICE_METRIC, SCORER),
     FamilySpec("ragpulse_records_scored_total", "counter",
                "Records scored (at least one metric computed or failed by a counted reason).", ("service",), SCORER),
     FamilySpec("ragpulse_metric_failures_total", "counter",
@@ -125,10 +128,13 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_scorer_records_consumed_total", "counter",
                "Records taken off the bus by this scorer.", (), SCORER),
     FamilySpec("ragpulse_scorer_records_skipped_total", "counter",
-               "Records the scorer did not score, by rule (duplicate delivery, judge budget spent).",
+               "Records the scorer did not score, by rule: duplicate (a redelivery), budget_paced, "
+               "budget_exhausted (the judge's cost budget).",
                ("reason",), SCORER),
     FamilySpec("ragpulse_records_dead_lettered_total", "counter",
-               "Records sent to the dead-letter sink, by reason.", ("reason",), SCORER),
+               "Records sent to the dead-letter sink, by reason: invalid_json, invalid_record, "
+               "unsupported_version, scoring_error, judge_unavailable, scorer_crashed, internal_error.",
+               ("reason",), SCORER),
     FamilySpec("ragpulse_judge_unavailable_waits_total", "counter",
                "Times a record waited because the judge's endpoint was down (scoring paused, nothing dropped).",
                (), SCORER),
