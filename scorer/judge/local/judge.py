@@ -57,6 +57,8 @@ SYNONYM_FULL = 0.75
 HASH_DIM = 1 << 11
 # Retrieval returns the same chunks again and again; ~9 KiB a vector keeps this under 20 MiB.
 CACHE_SIZE = 2048
+# Words recur across records far more than texts do; 1 KiB a word keeps this at 16 MiB.
+WORD_CACHE_SIZE = 16384
 _MEMO_KEY = "local.contexts"
 
 
@@ -69,6 +71,7 @@ class ContextIndex:
     tokens: frozenset[str]  # content tokens of all contexts together
     sentence_tokens: list[frozenset[str]]  # content tokens of each sentence
     word_vectors: np.ndarray  # unit static embeddings of the contexts' distinct Latin words
+    sentence_words: list[np.ndarray]  # per sentence, the row numbers of its words in word_vectors
 
 
 class LocalJudge:
@@ -79,6 +82,7 @@ class LocalJudge:
         self.model = MODEL_ID
         # Scorer threads may share one judge; the cache is thread-safe.
         self._cache: BoundedCache[str, np.ndarray] = BoundedCache(CACHE_SIZE)
+        self._words: BoundedCache[str, np.ndarray] = BoundedCache(WORD_CACHE_SIZE)
 
     # -- embeddings -------------------------------------------------------------------------
 
@@ -120,10 +124,12 @@ class LocalJudge:
         if not sentences:
             raise JudgeError("no_context_text", "the contexts contain no sentence")
         per_sentence = [frozenset(content_tokens(s, drop_question_words=False)) for s in sentences]
-        words = sorted({word for s in sentences for _, word in latin_words(s)})
+        sentence_words = [sorted({word for _, word in latin_words(s)}) for s in sentences]
+        words = sorted({w for ws in sentence_words for w in ws})
+        row = {w: i for i, w in enumerate(words)}
         index = ContextIndex(
             sentences, self.embed(sentences, usage), frozenset().union(*per_sentence), per_sentence,
-            self._word_vectors(words),
+            self._word_vectors(words), [np.array([row[w] for w in ws], dtype=np.int64) for ws in sentence_words],
         )
         rec.memo[_MEMO_KEY] = index
         return index
@@ -143,31 +149,45 @@ class LocalJudge:
             return []
         ctx = self._contexts(rec, usage)
         sims = self.embed(statements, usage) @ ctx.vectors.T
-        credit = self._synonym_credit(statements, ctx)
+        rows, ramp = self._synonyms(statements, ctx)
+        anywhere = _credit(rows, ramp, frozenset(), None)
         verdicts: list[float | Verdict] = []
         for statement, row in zip(statements, sims, strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
             best = int(row.argmax())
-            near = frozenset().union(*ctx.sentence_tokens[max(0, best - 1) : best + 2])
-            coverage = float(np.sqrt(_coverage(tokens, ctx.tokens, credit) * _coverage(tokens, near)))
+            window = slice(max(0, best - 1), best + 2)
+            near = frozenset().union(*ctx.sentence_tokens[window])
+            nearby = _credit(
+                {t: rows[t] for t in tokens if t in rows and t not in near}, ramp, near,
+                np.concatenate(ctx.sentence_words[window]),
+            )
+            coverage = float(np.sqrt(_coverage(tokens, ctx.tokens, anywhere) * _coverage(tokens, near, nearby)))
             verdicts.append(Verdict(_support(coverage, float(row[best])), ctx.sentences[best]))
         return verdicts
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
+        """Unit static embeddings of single words, one row each."""
         if not words:
             return np.zeros((0, self._model.table.shape[1]), np.float32)
-        return _unit_rows(self._model.encode(words))
+        found = {w: v for w in words if (v := self._words.get(w)) is not None}
+        missing = [w for w in words if w not in found]
+        if missing:
+            for word, vec in zip(missing, _unit_rows(self._model.encode(missing)), strict=True):
+                self._words.put(word, vec)
+                found[word] = vec
+        return np.stack([found[w] for w in words])
 
-    def _synonym_credit(self, statements: list[str], ctx: ContextIndex) -> dict[str, float]:
-        """Partial support, by token, for the statements' Latin words that the contexts lack: a
+    def _synonyms(self, statements: list[str], ctx: ContextIndex) -> tuple[dict[str, int], np.ndarray]:
+        """For each Latin word of the statements (by token, its row), the synonym credit that each
+        context word would give it: 0 at or below SYNONYM_NONE, rising to 1 at SYNONYM_FULL. A
         paraphrase ("the shop sells bikes" for "the store sells bicycles") keeps most of its
-        support, a word with no near synonym in the contexts gets none."""
-        missing = {tok: word for s in statements for tok, word in latin_words(s) if tok not in ctx.tokens}
-        if not missing or not len(ctx.word_vectors):
-            return {}
-        closest = (self._word_vectors(list(missing.values())) @ ctx.word_vectors.T).max(axis=1)
-        ramp = np.clip((closest - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
-        return {tok: float(v) for tok, v in zip(missing, ramp, strict=True) if v > 0.0}
+        support; a word with no near synonym in the contexts gets none."""
+        words = {tok: word for s in statements for tok, word in latin_words(s)}
+        if not words or not len(ctx.word_vectors):
+            return {}, np.zeros((0, 0), np.float32)
+        cosines = self._word_vectors(list(words.values())) @ ctx.word_vectors.T
+        ramp = np.clip((cosines - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
+        return {tok: i for i, tok in enumerate(words)}, ramp
 
     # -- answer relevancy ---------------------------------------------------------------------
 
@@ -219,6 +239,15 @@ def _hashed_bag(text: str) -> np.ndarray:
     for tok in content_tokens(text):
         vec[zlib.crc32(tok.encode("utf-8")) % HASH_DIM] += NUMBER_WEIGHT if is_decisive(tok) else 1.0
     return vec
+
+
+def _credit(rows: dict[str, int], ramp: np.ndarray, have: frozenset[str], among: np.ndarray | None) -> dict[str, float]:
+    """The best synonym credit of each token among the given context words (all for None)."""
+    if not rows or (among is not None and not among.size):
+        return {}
+    picked = ramp[list(rows.values())]
+    best = (picked if among is None else picked[:, among]).max(axis=1)
+    return {tok: float(v) for tok, v in zip(rows, best, strict=True) if v > 0.0 and tok not in have}
 
 
 def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, float] | None = None) -> float:

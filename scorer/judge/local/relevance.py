@@ -71,8 +71,13 @@ _ASKS_JA = (
     (re.compile(r"誰|だれ|どなた"), PERSON),
     (re.compile(r"どこ|どちら"), PLACE),
 )
-# A date-like ask ("何日以内", "when") is also answered by a number or an amount of time.
-_ALSO = {DATE: frozenset({NUMBER})}
+# A "when" is also answered by an amount of time ("within 30 days", 「1年間」), not by any number.
+_DURATION = re.compile(
+    r"(?:\d+(?:[.,]\d+)?|[一二三四五六七八九十百千半数]+)\s*(?:年|か月|ヶ月|カ月|月|週間|週|日|時間|時|分|秒)"
+    r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|a|an|few|several)\s+"
+    r"(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries)\b",
+    re.IGNORECASE,
+)
 
 _MONTHS = ("january february march april may june july august september october november december "
            "jan feb mar apr jun jul aug sep sept oct nov dec").split()
@@ -87,8 +92,18 @@ _DATE_EN = re.compile(r"\b(?:before|after|until|till|within|ago|since|during|by|
                       r"|weekly|monthly|annually|morning|evening|night|noon|midnight|century|decade|weekend)\b", re.I)
 _DATE_JA = re.compile(r"\d+\s*(?:年|月|日|時|分|曜)|[前後]|まで|以内|以降|から|毎[日週月年朝晩]|午[前後]|時代|世紀"
                       r"|今日|明日|昨日|今月|来月|先月|今年|来年|去年|昨年|現在|当日|翌|週末|平日|曜日")
-_CAPITALISED = re.compile(r"\b[A-Z][\w'\-]+")
-_KANJI_KATAKANA = re.compile(r"[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+# A capitalised name is a place after "in/at/near/from", else a person ("led by Anna Berg").
+_NAME_EN = re.compile(r"(?:\b(?P<at>in|at|near|from|to)\s+(?:the\s+)?)?(?P<name>\b[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)*)")
+# A Japanese name is a kanji or katakana run: a place when it ends like one (名古屋市) or is where
+# something is (〜にあります); a person when it is the subject or named as one (田中一郎が, 山田花子です).
+_NAME_JA = re.compile(
+    r"(?P<name>[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2,})"
+    r"(?P<after>が|は|氏|さん|様|によ|先生|です|にあ|に位置|で)?"
+)
+_PLACE_SUFFIX = re.compile(
+    r"(?:市|県|区|町|村|駅|州|国|都|府|島|港|空港|階|館|ビル|通り|公園|室|側|面|画面|ページ|メニュー)$"
+)
+_PLACE_PARTICLES = ("にあ", "に位置")
 _PLACE_EN = re.compile(r"\b(?:in|at|near|from|on|inside|outside)\s+(?:the\s+)?[A-Za-z]", re.I)
 # Where a question has several asks ("When ... and who ...?", 「いつ〜し、誰が〜」), each part is
 # answered or not on its own.
@@ -131,15 +146,22 @@ def supplied(answer: str, question: str) -> frozenset[str]:
         kinds.add(NUMBER)
     if (novel(years) or novel(_DATE_JA.findall(text))
             or any(w in (*_MONTHS, *_WEEKDAYS) and w not in q_words for w in words)
-            or (NUMBER in kinds and _DATE_EN.search(text))
+            or novel(_DURATION.findall(text))
             or any(m.lower() not in q_words for m in _DATE_EN.findall(text))):
         kinds.add(DATE)
-    names = [m for m in _CAPITALISED.findall(text) if m.lower() not in q_words and m.lower() not in _MONTHS
-             and m.lower() not in _WEEKDAYS and content_tokens(m)]
-    cjk = [m for m in _KANJI_KATAKANA.findall(text) if m not in asked_text]
-    if names or cjk:
-        kinds.add(PERSON)
-    if names or cjk or any(_novel_after(m, q_words) for m in _PLACE_EN.finditer(text)):
+    for m in _NAME_EN.finditer(text):
+        new_words = [w for w in m.group("name").split() if content_tokens(w) and w.lower() not in q_words]
+        if not new_words or all(w.lower() in (*_MONTHS, *_WEEKDAYS) for w in new_words):
+            continue
+        kinds.add(PLACE if m.group("at") else PERSON)
+    for m in _NAME_JA.finditer(text):
+        if m.group("name") in asked_text:
+            continue
+        if _PLACE_SUFFIX.search(m.group("name")) or m.group("after") in _PLACE_PARTICLES:
+            kinds.add(PLACE)
+        elif m.group("after"):
+            kinds.add(PERSON)
+    if any(_novel_after(m, q_words) for m in _PLACE_EN.finditer(text)):
         kinds.add(PLACE)
     return frozenset(kinds)
 
@@ -161,11 +183,9 @@ _SAME_COUNTER = {"人": "人|名", "名": "人|名", "歳": "歳|才"}
 
 
 def answers_part(part: str, answer: str, question: str) -> bool:
-    """The answer gives every kind of thing the part asks for (a date ask is also answered by a
-    number or an amount of time), with the counter the part asks in."""
-    asks = asked(part)
+    """The answer gives every kind of thing the part asks for, with the counter the part asks in."""
     given = supplied(answer, question)
-    if not all(kind in given or bool(_ALSO.get(kind, frozenset()) & given) for kind in asks):
+    if not asked(part) <= given:
         return False
     counter = _COUNTER.search(normalise(part))
     if counter is None:
