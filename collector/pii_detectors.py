@@ -190,7 +190,7 @@ _LETTER_VALUES = str.maketrans({chr(c): str(c - ord("A") + 10) for c in range(or
 
 
 def _iban(match: str) -> bool:
-    iban = _compact(match)
+    iban = match.replace(" ", "")  # the patterns match ASCII and single spaces only
     if not 15 <= len(iban) <= 34:
         return False
     # ISO 13616: move the country and check digits to the end, letters become 10..35, mod 97 is 1.

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from otlp_requests import add_rag_span, rag_request
+from pii_adversarial import UNITS, repeated
 from prometheus_client import CollectorRegistry
 
 from ragpulse.collector.extract.triple import Triple
@@ -169,13 +170,6 @@ def test_text_attributes_and_service_are_redacted_before_the_bus_and_the_metrics
     assert "[EMAIL_1]" in labels and not any("example.com" in v for v in labels)
 
 
-# Long runs that make a backtracking pattern re-scan: digits, separators, half-built values.
-ADVERSARIAL = (
-    "1", "1111 ", "0-", "-", "０－", "1.", "+1 ", "(0", "a@a.a", "a", "a@", ".a", "@", "a:", "::", "AB12 ",
-    "DE89 ", "〒1", "郵便番号", "090-1234-5678 ",
-)
-
-
 def _cpu_seconds(detector: str, text: str) -> float:
     spans = DETECTORS[detector].spans
     best = float("inf")
@@ -196,9 +190,7 @@ def test_work_grows_linearly_with_adversarial_text(detector: str, small: int, la
     """Not a timing bound (machines differ): ten times the text may cost at most twenty times the
     CPU, where a pattern that backtracks quadratically costs a hundred times. Times under 2 ms are
     rounded up to 2 ms, below which the clock says nothing about growth."""
-    for unit in ADVERSARIAL:
-        def text(size: int, unit: str = unit) -> str:
-            return (unit * (size // len(unit) + 1))[:size]
-
-        ratio = _cpu_seconds(detector, text(large)) / max(_cpu_seconds(detector, text(small)), 0.002)
+    for unit in UNITS:
+        floor = max(_cpu_seconds(detector, repeated(unit, small)), 0.002)
+        ratio = _cpu_seconds(detector, repeated(unit, large)) / floor
         assert ratio < 20, f"{detector} on {unit!r} * n: {ratio:.1f}x the time for 10x the text"
