@@ -1,20 +1,28 @@
 """The `local` judge: offline, no API key, no neural network at run time.
 
-It answers the judge's primitive questions with two cheap signals:
+It answers the judge's primitive questions with cheap signals:
 - a hybrid embedding: static token embeddings (WordLlama, shipped in the `wordllama` wheel, see
   model.py) concatenated with a hashed bag of content tokens (text.py), so that a
   cosine is a fixed blend of meaning similarity and lexical overlap. The lexical part is what
   makes Japanese work (character bigrams) and what makes numbers and names count;
 - lexical coverage: the share of a statement's content tokens that the contexts contain, with
-  numbers decisive ("Monday, 30 August" is not supported by "Sunday, 30 July").
+  numbers decisive ("Monday, 30 August" is not supported by "Sunday, 30 July"), checked against
+  all contexts and against the statement's closest context sentence and its neighbours (the
+  evidence each verdict names); an English word the contexts lack earns partial support from a
+  close synonym in them (static word cosine);
+- what an answer answers (relevance.py): refusals, descriptions of the documents and
+  restatements of the question commit to nothing; a part of the question that asks for a date,
+  number, person or place is answered only by an answer that gives one.
 
 It is an approximation of an LLM judge, honestly so: statements are the answer's sentences and
 clauses, not rewritten claims; "generated questions" are not generated: each stands either for
-the asked words the answer addresses or, for an off-topic part of the answer, for that part's own
-text (see `questions`). bench/quality.py measures how close it gets.
+the part of the question the answer answers or, for an off-topic part of the answer, for that
+part's own text (see `questions`). bench/quality.py and bench/quality_peer.py measure how close it
+gets.
 
 Tuned constants (all global, none per record): LEXICAL_WEIGHT, NUMBER_WEIGHT, and STEM_CHARS in
 text.py; results are flat around the chosen values (docs/design/local-judge.md, bench/RESULTS.md).
+SYNONYM_NONE and SYNONYM_FULL were set from word pairs (below), not fitted to a benchmark.
 """
 
 from __future__ import annotations
