@@ -243,6 +243,7 @@ def test_unknown_path_with_a_body_closes_rather_than_read_the_body_as_a_request(
         assert code == 404 and closed_by_server(sock)
 
 
+@pytest.mark.slow
 def test_connections_beyond_the_cap_get_503_at_once() -> None:
     # Idle connections must outlive the test's steps: a long idle timeout here.
     r = start_receivers(ReceiverConfig(grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", max_connections=2,
