@@ -263,7 +263,9 @@ DETECTORS: dict[str, Detector] = {
             # 〒 always marks one; a bare 123-4567 only next to an address cue (郵便番号, 住所,
             # or a prefecture or city name right after it).
             f"〒{_SP}?(?P<v>{_D}{{3}}{_HY}?{_D}{{4}}){_NUM_END}",
-            f"(?:郵便番号|住所|所在地|[Pp]ostal code)[^0-9０-９\\n]{{0,4}}(?P<v>{_D}{{3}}{_HY}{_D}{{4}}){_NUM_END}",
+            # (the cue's first character comes first: re then skips to candidates quickly)
+            "[郵住所Pp](?:(?<=郵)便番号|(?<=住)所|(?<=所)在地|(?<=[Pp])ostal code)"
+            f"[^0-9０-９\\n]{{0,4}}(?P<v>{_D}{{3}}{_HY}{_D}{{4}}){_NUM_END}",
             f"(?P<v>{_D}(?<![0-9０-９].){_D}{{2}}{_HY}{_D}{{4}}){_NUM_END}{_SP}{{0,2}}(?={_PREFECTURE_OR_CITY})",
         ),
         _detector(
