@@ -207,10 +207,8 @@ class LocalJudge:
         proportion to its share and unanswered parts of the question lower every on-topic one.
         An answer that refuses, only describes the documents or only says the question back
         commits to nothing: noncommittal, as Ragas's judge would classify it."""
-        if is_noncommittal(rec.answer):
-            return GeneratedQuestions(questions=[], noncommittal=True)
         parts = claims(rec.answer)
-        answering = [p for p in parts if not answers_nothing(p, rec.question)]
+        answering = [p for p in parts if not (is_noncommittal(p) or answers_nothing(p, rec.question))]
         if not answering:
             return GeneratedQuestions(questions=[], noncommittal=True)
         slices = _slices(parts, n)

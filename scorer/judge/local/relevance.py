@@ -37,6 +37,11 @@ _META_EN = re.compile(
     r"|\b(?:please\s+)?(?:refer|see)\s+(?:to\s+)?the\s+(?:\w+\s+)?(?:context|document|documentation|manual|article|guide)"
     r"|\b(?:you\s+(?:are\s+)?ask(?:ed|ing)|your\s+question\s+(?:is|was))\s+about\b"
     r"|\bthe\s+question\s+(?:is\s+)?(?:asks?|asking|about)\b"
+    # The documents' silence on a point: a refusal when it is all the answer says, a caveat beside
+    # an answer ("The passages do not mention side effects."), so judged per sentence.
+    rf"|\b{_SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
+    rf"|\bnot\s+(?:specifically\s+)?(?:mentioned|covered|included|found|addressed|specified)\s+in\s+the\s+(?:\w+\s+)?"
+    rf"{_SOURCE_EN}"
     # Evasions that pad an answer; matched per sentence, since "it is difficult to say exactly, but
     # about 40" still answers.
     r"|^(?:however,?\s+)?(?:it\s+is|it's)\s+(?:\w+\s+)?(?:difficult|challenging|hard|impossible|not\s+possible)\s+"
@@ -46,6 +51,7 @@ _META_EN = re.compile(
 _META_JA = re.compile(
     r"(?:文書|資料|文章|案内|記事|テキスト|ドキュメント|マニュアル|コンテキスト|ページ)(?:[^。]{0,24})"
     r"(?:説明(?:され|し|が)|記載(?:され|が)|述べ|取り上げ|含まれ|書かれ|紹介され|触れられ)"
+    r"|(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
     r"|(?:という|とい|との|について(?:の)?|に関する)(?:ご質問|お問い合わせ|質問)"
     r"|(?:ご質問|お問い合わせ)(?:です|ですね|ありがとう|をいただ|いただ)"
     r"|知りたい(?:という|とのこと|ということ)"

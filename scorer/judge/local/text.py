@@ -120,8 +120,10 @@ def claims(text: str) -> list[str]:
     return [p for p in parts if p and content_tokens(p)]
 
 
-# Evasions: the answer says it cannot or will not answer. Matched anywhere in the answer, since
-# evasive answers often pad the refusal with generic text.
+# Evasions: a sentence says it cannot or will not answer. The judge asks this of each claim: a
+# refusal padded with generic text still answers nothing, while a full answer with one "Unable to
+# answer that part" caveat is no evasion (it was one when matched anywhere in the answer: 9 of the
+# 72 real QA answers in RAGTruth dev were scored 0 that way).
 _NONCOMMITTAL_EN = re.compile(
     r"\b(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+not\s+able\s+to|am\s+unable\s+to)\s+"
     r"(?:know|have\s+(?:any\s+)?(?:information|access|data|details)|provide|answer|say|find|determine)"
@@ -134,11 +136,7 @@ _NONCOMMITTAL_EN = re.compile(
     r"|cannot\s+be\s+(?:determined|answered|confirmed)"
     r"|(?:there\s+is|i\s+have)\s+no\s+(?:information|data|record)"
     r"|unable\s+to\s+(?:find|provide|answer|determine)"
-    r"|(?:cannot|can't|can\s+not)\s+answer"
-    r"|(?:context|document|text|passage|article|source)s?\s+(?:do|does|did)\s+not\s+"
-    r"(?:mention|say|provide|contain|specify|include|state|cover|address)"
-    r"|not\s+(?:mentioned|covered|included|found|addressed)\s+in\s+the\s+(?:\w+\s+)?"
-    r"(?:context|document|text|passage|article|source)s?)",
+    r"|(?:cannot|can't|can\s+not)\s+answer)",
     re.IGNORECASE,
 )
 _NONCOMMITTAL_JA = re.compile(
@@ -146,7 +144,6 @@ _NONCOMMITTAL_JA = re.compile(
     r"|(?:お答え|回答|判断|特定|ご案内)(?:でき(?:ません|かねます)|いたしかねます|しかねます)"
     r"|(?:分|わ)かりかねます|存じ上げません|見当たりません"
     r"|情報(?:が|は)(?:ありません|ない|見つかりません|提供されていません)"
-    r"|(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
     r"|(?:記載|言及|明記|提供|公表)されていません)"
 )
 
