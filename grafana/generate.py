@@ -17,10 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragpulse.core.metric_names import METRIC_NAMES as METRICS
+
 SCHEMA_VERSION = 39
 OUT = Path(__file__).resolve().parent / "dashboards"
 DS = {"type": "prometheus", "uid": "${datasource}"}
-METRICS = ("faithfulness", "answer_relevancy", "context_relevancy")
 FLOOR = 0.7  # deploy/prometheus/rules/ragpulse-alerts.yml, RagpulseFaithfulnessBelowFloor
 BUDGET = 0.05  # the faithfulness SLO's error budget (95% good answers)
 

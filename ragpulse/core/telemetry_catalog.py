@@ -76,7 +76,8 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Spans (or assembled traces) that carried no question/contexts/answer triple: counted "
                "and dropped, never an error.", (), COLLECTOR),
     FamilySpec("ragpulse_records_truncated_total", "counter",
-               "Records whose contexts were cut to the configured size limit.", ("service",), COLLECTOR),
+               "Records whose question, contexts or answer were cut to extract.max_question_chars, "
+               "max_context_chars or max_answer_chars (the record says truncated).", ("service",), COLLECTOR),
     FamilySpec("ragpulse_trace_spans_total", "counter",
                "Spans of multi-span conventions, by outcome: buffered, sampled_out (trace dropped by "
                "sampling before buffering), late (trace already assembled), over_limit (trace at its span cap).",
