@@ -36,36 +36,64 @@ DEFAULT_PRICES: dict[str, Price] = {
 
 @dataclass
 class OpenAIJudgeConfig:
+    # The judge model's name (for Azure, the model behind the deployment: it picks the price).
     model: str
-    base_url: str | None = None  # None: api.openai.com; for Azure, the resource endpoint
-    api_key: str | None = field(default_factory=lambda: os.environ.get("OPENAI_API_KEY"))
+    # The OpenAI-compatible endpoint; unset: api.openai.com; for Azure, the resource endpoint.
+    base_url: str | None = None
+    # Unset: $OPENAI_API_KEY; a local server usually takes any key.
+    api_key: str | None = field(default_factory=lambda: os.environ.get("OPENAI_API_KEY"), repr=False)
+    # Azure OpenAI: the deployment name, with azure_api_version.
     azure_deployment: str | None = None
+    # Azure OpenAI: the API version, with azure_deployment.
     azure_api_version: str | None = None
-    embedding_model: str | None = None  # None: the fallback embedder (the local judge's)
+    # Embeddings for answer relevancy from the endpoint; unset: the offline model embeds.
+    embedding_model: str | None = None
+    # 0 with a fixed seed: the same record scores the same on a re-run, as far as the endpoint allows.
     temperature: float = 0.0
+    # Sent with every request where the endpoint takes one; unset: none sent.
     seed: int | None = 0
-    timeout_s: float = 60.0  # whole request, first byte to last
+    # One request, first byte to last.
+    timeout_s: float = 60.0
+    # Retries on 429, 5xx and timeouts, with exponential backoff and jitter that honours Retry-After.
     max_retries: int = 4
+    # Backoff scale: retry n waits a random time up to backoff_base_s * 2^n (at most backoff_max_s).
     backoff_base_s: float = 0.5
+    # Longest wait between two retries, a server's Retry-After included.
     backoff_max_s: float = 30.0
+    # Requests per minute, shared by all scoring in the process; unset: no limit.
     rpm: float | None = None
+    # Tokens per minute, shared by all scoring in the process; unset: no limit.
     tpm: float | None = None
+    # Requests in flight at once.
     max_concurrency: int = 4
+    # USD per 1M prompt and completion tokens by model, for the cost counter and the budget.
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # Spend per budget_window; unset: no budget.
     budget_usd: float | None = None
+    # The budget's window: hour or day.
     budget_window: str = "day"
     # Spread the budget over its window: score a share of the records (consistent by trace id) and
     # scale their weights, instead of scoring everything until the money runs out (scorer/pacing.py).
     budget_pacing: bool = True
-    use_logprobs: str = "auto"  # auto: ask, and drop the request option if the endpoint rejects it
-    response_format: str = "auto"  # auto: json_schema, falling back to json_object if rejected
+    # Verdicts as the probability of "true" where the endpoint returns logprobs (auto: ask, and stop
+    # asking if the endpoint rejects the option; on; off).
+    use_logprobs: str = "auto"
+    # Structured output: auto (json_schema, falling back to json_object if rejected), json_schema, json_object.
+    response_format: str = "auto"
+    # Questions generated per answer for answer relevancy (set from scorer.answer_relevancy_questions).
     n_questions: int = 3
     # One call reads the answer for both faithfulness (claims) and answer relevancy (questions).
     combine_answer_calls: bool = True
+    # Turns that show the model its malformed reply and ask again before the failure counts.
     max_repairs: int = 1
+    # Replies remembered by content hash: a record scored twice costs nothing and scores the same.
     cache_size: int = 4096
+    # Consecutive failures that open the circuit breaker (scoring pauses, records wait).
     breaker_failures: int = 5
+    # How long the breaker stays open before one request tries the endpoint again.
     breaker_cooldown_s: float = 10.0
+    # How long one request waits for an open breaker before it fails as circuit_open (the record
+    # then waits and is tried again, never dropped).
     breaker_max_wait_s: float = 600.0
 
     def validate(self, where: str) -> None:
