@@ -92,9 +92,10 @@ def test_refusals_are_noncommittal(judge: LocalJudge, answer: str) -> None:
         ("How long are audit logs kept?",
          "The context explains how to configure audit logging. It provides information on the settings.", EN_CONTEXT),
         ("How long are audit logs kept?", "The document provides information on audit logs.", EN_CONTEXT),
-        ("ポイントの有効期限はいつまでですか？", "この文書ではポイントの有効期限について説明されています。", JA_CONTEXT),
-        ("ポイントの有効期限はいつまでですか？", "資料にはポイントに関する情報が含まれています。詳しくは資料をご覧ください。",
-         JA_CONTEXT),
+        ("ポイントの有効期限はいつまでですか？",
+         "この文書ではポイントの有効期限について説明されています。", JA_CONTEXT),
+        ("ポイントの有効期限はいつまでですか？",
+         "資料にはポイントに関する情報が含まれています。詳しくは資料をご覧ください。", JA_CONTEXT),
     ],
     ids=["en-context-explains", "en-document-provides", "ja-setsumei", "ja-fukumare"],
 )
@@ -130,8 +131,8 @@ def test_long_on_topic_answer_that_misses_the_ask_ranks_below_short_right_one(
     [
         ("Where is the head office and who leads it?", "The head office is in Leeds and is led by Anna Berg.",
          "The head office is in Leeds.", EN_CONTEXT),
-        ("本社はどこにあり、代表者は誰ですか？", "本社は名古屋市にあり、代表者は山田花子です。", "本社は名古屋市にあります。",
-         JA_CONTEXT),
+        ("本社はどこにあり、代表者は誰ですか？",
+         "本社は名古屋市にあり、代表者は山田花子です。", "本社は名古屋市にあります。", JA_CONTEXT),
         ("本店の建物はいつ、誰が設計しましたか？", "1965年に田中一郎が設計しました。", "本店の建物は設計されました。",
          JA_CONTEXT),
     ],
@@ -150,7 +151,8 @@ def test_incomplete_answer_ranks_below_complete_one(
          "The Harbour Lighthouse was designed with great care.", EN_CONTEXT),
         ("How many seconds does creating a shallow clone take?", "About 10 seconds.",
          "Creating a shallow clone takes little time because it copies only metadata.", EN_CONTEXT),
-        ("本店の建物は誰が設計しましたか？", "田中一郎が設計しました。", "本店の建物は丁寧に設計されました。", JA_CONTEXT),
+        ("本店の建物は誰が設計しましたか？",
+         "田中一郎が設計しました。", "本店の建物は丁寧に設計されました。", JA_CONTEXT),
         ("ポイントは1ポイント何円として使えますか？", "1ポイント1円です。", "ポイントはお得に使えます。", JA_CONTEXT),
     ],
     ids=["en-who", "en-how-many", "ja-dare", "ja-nanen"],
@@ -205,3 +207,20 @@ def test_each_verdict_names_the_sentence_it_was_matched_to(
     assert statement["evidence"] in context_sentences(contexts)
     (verdict,) = judge.verify(RecordText("q", contexts, answer), [answer], Usage())
     assert isinstance(verdict, Verdict) and verdict.evidence == evidence
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "contexts"),
+    [
+        ("How long are audit logs kept?",
+         "Audit logs are kept for 90 days. The documents do not mention who can read them.", EN_CONTEXT),
+        ("ポイントの有効期限はいつまでですか？",
+         "獲得した日から1年間です。失効後の扱いについては文書に記載がありません。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_an_answer_with_a_caveat_is_no_refusal(
+    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+) -> None:
+    value, noncommittal = relevancy(judge, question, answer, contexts)
+    assert not noncommittal and value > 0.5
