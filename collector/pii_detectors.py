@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 # Half- and full-width digits; hyphens as Japanese text writes them (ASCII, Unicode hyphens and
@@ -60,6 +60,11 @@ def _compact(text: str) -> str:
     return "".join(_nfkc(text).split()).upper()
 
 
+# Every number a detector looks for lies in a run of digits and the separators between them
+# (possessive: digits and separators never compete for a character).
+_NUMBER_RUN = re.compile(f"{_D}(?:[{_HYPHENS}{_SPACES}.．,，()（）]*+{_D}){{3,}}+")
+
+
 @dataclass(frozen=True)
 class Detector:
     name: str
@@ -71,31 +76,45 @@ class Detector:
     end: re.Pattern[str]
     # Two matches with the same key are the same value and share a placeholder.
     key: Callable[[str], str] = digits
-    # Characters one of which every value holds; a text with none of them is not scanned.
-    needs: tuple[str, ...] = ()
+    # Where values can be: each holds a match of `hint`, and reaches at most `reach` characters
+    # beyond it, cues and lookarounds included (None: anywhere in a text with a match). Ordinary
+    # text has few matches, so the patterns scan a few windows instead of all of it.
+    hint: re.Pattern[str] = _NUMBER_RUN
+    reach: int | None = 16
 
     @property
     def label(self) -> str:
         return self.name.upper()
 
-    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def spans(self, text: str, windows: Sequence[tuple[int, int]] | None = None) -> Iterator[tuple[int, int]]:
         """Where the detector's values are in `text`; spans of different patterns may overlap.
+        `windows` is self.windows(text), for callers that share it between detectors with one hint.
         A pattern with a group `v` matches its cue too ("〒") but only the group is a value."""
-        if self.needs and not any(c in text for c in self.needs):
-            return
         for pattern in self.patterns:
-            if self.check is None:
-                for m in pattern.finditer(text):
-                    yield m.span("v") if "v" in pattern.groupindex else m.span()
+            for pos, endpos in self.windows(text) if windows is None else windows:
+                if self.check is None:
+                    for m in pattern.finditer(text, pos, endpos):
+                        yield m.span("v") if "v" in pattern.groupindex else m.span()
+                else:
+                    yield from _checked(pattern, self.end, self.check, text, pos, endpos)
+
+    def windows(self, text: str) -> list[tuple[int, int]]:
+        if self.reach is None:
+            return [(0, len(text))] if self.hint.search(text) else []
+        windows: list[tuple[int, int]] = []
+        for m in self.hint.finditer(text):
+            start, end = max(0, m.start() - self.reach), min(len(text), m.end() + self.reach)
+            if windows and start <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], end)
             else:
-                yield from _checked(pattern, self.end, self.check, text)
+                windows.append((start, end))
+        return windows
 
 
 def _checked(
-    pattern: re.Pattern[str], end: re.Pattern[str], check: Callable[[str], bool], text: str
+    pattern: re.Pattern[str], end: re.Pattern[str], check: Callable[[str], bool], text: str, pos: int, endpos: int
 ) -> Iterator[tuple[int, int]]:
-    pos = 0
-    while (m := pattern.search(text, pos)) is not None:
+    while (m := pattern.search(text, pos, endpos)) is not None:
         start = m.start()
         found: re.Match[str] | None = m
         while found is not None and not (check(found[0]) and end.match(text, found.end())):
@@ -211,9 +230,10 @@ def _detector(
     check: Callable[[str], bool] | None = None,
     end: re.Pattern[str] = _NUM_END_RE,
     key: Callable[[str], str] = digits,
-    needs: tuple[str, ...] = (),
+    hint: re.Pattern[str] = _NUMBER_RUN,
+    reach: int | None = 16,
 ) -> Detector:
-    return Detector(name, tuple(re.compile(p) for p in patterns), check, end, key, needs)
+    return Detector(name, tuple(re.compile(p) for p in patterns), check, end, key, hint, reach)
 
 
 DETECTORS: dict[str, Detector] = {
@@ -225,7 +245,8 @@ DETECTORS: dict[str, Detector] = {
             # domain label is possessive and ends at a dot: no start re-scans a run.
             f"(?<![{_LOCAL}])[{_LOCAL}]++[@＠](?:[{_LABEL}]++[.．])+[A-Za-zＡ-Ｚａ-ｚ]{{2,63}}+(?![{_LABEL}])",
             key=_folded,
-            needs=("@", "＠"),
+            hint=re.compile("[@＠]"),
+            reach=None,  # a local part has no length limit here
         ),
         _detector(
             "credit_card",
@@ -288,7 +309,8 @@ DETECTORS: dict[str, Detector] = {
             check=_ipv6,
             end=re.compile("(?![0-9A-Fa-f:])"),
             key=_ipv6_key,
-            needs=(":",),
+            hint=re.compile(":(?<=[0-9A-Fa-f:]:)(?=[0-9A-Fa-f:])"),  # "::" or a colon between hex digits
+            reach=45,
         ),
         _detector(
             "iban",
@@ -298,6 +320,8 @@ DETECTORS: dict[str, Detector] = {
             check=_iban,
             end=re.compile("(?![A-Za-z0-9])"),
             key=_compact,
+            hint=re.compile("[A-Z](?<![A-Za-z0-9].)[A-Z][0-9]{2}"),
+            reach=42,
         ),
     )
 }

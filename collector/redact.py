@@ -89,9 +89,16 @@ class Redactor:
     def _text(self, text: str, placeholders: _Placeholders) -> str:
         # Every detector's spans, then the leftmost wins, the longer at the same start, the
         # detector listed first on a tie; spans overlapping a chosen one are dropped.
+        if not text:
+            return text
         found: list[tuple[int, int, int, Detector | None]] = []
+        windows: dict[tuple[re.Pattern[str], int | None], list[tuple[int, int]]] = {}
         for order, detector in enumerate(self._detectors):
-            found.extend((start, -end, order, detector) for start, end in detector.spans(text))
+            hint = (detector.hint, detector.reach)
+            if hint not in windows:
+                windows[hint] = detector.windows(text)
+            if windows[hint]:
+                found.extend((start, -end, order, detector) for start, end in detector.spans(text, windows[hint]))
         if self._custom is not None:
             order = len(self._detectors)
             found.extend((m.start(), -m.end(), order, None) for m in self._custom.finditer(text) if m.end() > m.start())
