@@ -8,6 +8,7 @@ made-up value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -75,7 +76,7 @@ class Judge(Protocol):
         """Split the answer into self-contained claims (may be empty for a non-claim answer)."""
         ...
 
-    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float | Verdict]:
+    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> Sequence[float | Verdict]:
         """For each statement, the degree in [0, 1] to which the contexts support it: a Verdict
         with its evidence, or a bare number where the judge names none."""
         ...

@@ -148,7 +148,7 @@ class LocalJudge:
         # "I don't know." claims nothing: an evasion is no statement to check.
         return [c for c in claims(rec.answer) if not is_noncommittal(c)]
 
-    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float | Verdict]:
+    def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Verdict]:
         """Each statement is aligned to its closest context sentence (the evidence) and checked
         twice: against all contexts, and against the evidence with its neighbouring sentences. The
         geometric mean of the two coverages keeps a claim stitched together from words scattered
@@ -159,7 +159,7 @@ class LocalJudge:
         sims = self.embed(statements, usage) @ ctx.vectors.T
         rows, ramp = self._synonyms(statements, ctx)
         anywhere = _credit(rows, ramp, frozenset(), None)
-        verdicts: list[float | Verdict] = []
+        verdicts: list[Verdict] = []
         for statement, row in zip(statements, sims, strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
             best = int(row.argmax())
