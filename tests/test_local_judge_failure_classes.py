@@ -224,3 +224,18 @@ def test_an_answer_with_a_caveat_is_no_refusal(
 ) -> None:
     value, noncommittal = relevancy(judge, question, answer, contexts)
     assert not noncommittal and value > 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "contexts"),
+    [
+        ("How long are audit logs kept?", "The document mentions that audit logs are kept for 90 days.", EN_CONTEXT),
+        ("ポイントの有効期限はいつまでですか？", "資料に記載されている通り、獲得した日から1年間です。", JA_CONTEXT),
+    ],
+    ids=["en-mentions-that", "ja-kisai-no-toori"],
+)
+def test_an_answer_that_names_its_source_still_answers(
+    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+) -> None:
+    value, noncommittal = relevancy(judge, question, answer, contexts)
+    assert not noncommittal and value > 0.5

@@ -30,7 +30,7 @@ _META_EN = re.compile(
     rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{_SOURCE_EN}\s+(?:\w+\s+)?"
     r"(?:explains?|describes?|provides?|discuss(?:es)?|mentions?|covers?|contains?|talks?\s+about|is\s+about"
     r"|are\s+about|deals?\s+with|outlines?|gives?|includes?|offers?|refers?\s+to|addresses|focus(?:es)?\s+on"
-    r"|presents?|touches\s+on|goes\s+over)\b"
+    r"|presents?|touches\s+on|goes\s+over)\b(?!\s+that\b|:)"  # "The passage mentions that X" answers
     r"|\b(?:it|they)\s+(?:also\s+)?(?:provides?|gives?|offers?|contains?)\s+(?:\w+\s+){0,2}"
     r"(?:information|details|guidance|an?\s+overview)\s+(?:on|about|regarding|of)\b"
     r"|\bfor\s+more\s+(?:details|information)\b"
@@ -213,4 +213,12 @@ def is_restatement(sentence: str, question: str) -> bool:
 
 
 def answers_nothing(sentence: str, question: str) -> bool:
-    return is_meta(sentence) or is_restatement(sentence, question)
+    """A restatement, or a sentence about the documents or the question that does not also give
+    what is asked (「資料に記載の通り、30日以内です」 answers 「何日以内ですか」)."""
+    if is_restatement(sentence, question):
+        return True
+    if not is_meta(sentence):
+        return False
+    # The cue's own words ("ご質問です") give nothing asked; what is left might.
+    rest = _META_JA.sub(" ", _META_EN.sub(" ", normalise(sentence)))
+    return not any(answers_part(part, rest, question) for part in question_parts(question) if asked(part))

@@ -126,7 +126,8 @@ def claims(text: str) -> list[str]:
 # 72 real QA answers in RAGTruth dev were scored 0 that way).
 _NONCOMMITTAL_EN = re.compile(
     r"\b(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+not\s+able\s+to|am\s+unable\s+to)\s+"
-    r"(?:know|have\s+(?:any\s+)?(?:information|access|data|details)|provide|answer|say|find|determine)"
+    r"(?:know|have\s+(?:any\s+|enough\s+|sufficient\s+)?(?:information|access|data|details)|provide|answer|say|find"
+    r"|determine|help\s+with)"
     r"|i'?m\s+(?:not\s+sure|sorry|unable|not\s+able)"
     r"|i\s+am\s+(?:not\s+sure|sorry)"
     r"|as\s+an\s+ai\b"
@@ -143,7 +144,7 @@ _NONCOMMITTAL_JA = re.compile(
     r"(?:わかりません|分かりません|知りません|存じません|不明です|不明で|わからない|分からない"
     r"|(?:お答え|回答|判断|特定|ご案内)(?:でき(?:ません|かねます)|いたしかねます|しかねます)"
     r"|(?:分|わ)かりかねます|存じ上げません|見当たりません"
-    r"|情報(?:が|は)(?:ありません|ない|見つかりません|提供されていません)"
+    r"|情報(?:が|は)(?:ありません|ございません|ない|見つかりません|提供されていません)"
     r"|(?:記載|言及|明記|提供|公表)されていません)"
 )
 
