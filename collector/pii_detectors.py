@@ -5,9 +5,9 @@ The patterns never use `\\b`: kanji and kana are word characters, so `\\b` sees 
 and the classes hold full-width digits, hyphens and spaces, so matching runs on the original text
 and everything around a match stays byte-identical.
 
-Every pattern runs in time linear in the text: a leading lookbehind lets it start only at the
-start of a run, repetitions are bounded or possessive, and no repeated group can split the same
-characters two ways. A candidate that fails its check is retried a group shorter from the same
+Every pattern runs in time linear in the text: a lookbehind on its first character lets it start
+only at the start of a run, repetitions are bounded or possessive, and no repeated group can split
+the same characters two ways. A candidate that fails its check is retried a group shorter from the same
 start ("4111 1111 1111 1111 12" holds a card): candidates are bounded, and so are the retries.
 """
 
@@ -42,7 +42,6 @@ def _number(first: str, rest: str) -> str:
     return f"{first}(?<![0-9０-９].)(?<![0-9０-９][.,．，].){rest}{_NUM_END}"
 
 
-
 def _nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
@@ -71,8 +70,8 @@ class Detector:
     patterns: tuple[re.Pattern[str], ...]
     # What a candidate must also satisfy (a checksum, a valid range); None: every candidate counts.
     check: Callable[[str], bool] | None
-    # Where a candidate may end; consulted for the shorter retries, whose lookahead saw only the
-    # truncated text.
+    # Where a candidate may end, checked again on the whole text: a shorter retry or a window's
+    # edge cut off what the pattern's own lookahead saw.
     end: re.Pattern[str]
     # Two matches with the same key are the same value and share a placeholder.
     key: Callable[[str], str] = digits

@@ -67,6 +67,9 @@ def redact(text: str) -> str:
         ("via 2001:db8::1. and fe80::1%eth0", "via [IPV6_1]. and [IPV6_2]%eth0"),
         ("mapped ::ffff:192.0.2.1 here", "mapped [IPV6_1] here"),
         ("2001:DB8:0:0:0:0:0:1 is 2001:db8::1", "[IPV6_1] is [IPV6_1]"),
+        # a value that is the whole text
+        ("090-1234-5678", "[PHONE_1]"),
+        ("::1", "[IPV6_1]"),
         # IBAN, printed in groups or not
         ("IBAN DE89 3704 0044 0532 0130 00 please", "IBAN [IBAN_1] please"),
         ("口座GB82WEST12345698765432へ", "口座[IBAN_1]へ"),
