@@ -1,7 +1,8 @@
 """The Prometheus export of scores: a worker observer, beside drift and history.
 
-Each scored record becomes its score histograms, the sampling-weighted counters behind the
-dashboards' means and error budget, the rolling mean, its metric failures and the judge's usage.
+Each scored record becomes its score histograms (with the record's trace id as exemplar), the
+sampling-weighted counters behind the dashboards' means and error budget, the rolling mean, its
+metric failures and the judge's usage.
 The families are declared in ragpulse/core/telemetry_catalog.py.
 """
 
@@ -67,6 +68,9 @@ class PrometheusScoreExporter:
         record = scored.record
         route = record.route if self._with_route else ""
         weight = record.sampling.adjusted_count
+        # The record's trace as an exemplar on each score (OpenMetrics, when the scraper asks for
+        # it): a dashboard goes from a bad bucket to the trace of an answer that fell in it.
+        exemplar = {"trace_id": record.trace_id, "span_id": record.span_id}
         prompt_tokens = completion_tokens = 0
         cost = 0.0
         for name, o in scored.outcomes.items():
@@ -83,7 +87,7 @@ class PrometheusScoreExporter:
                 continue
             judge_children.ok.inc()
             children = self._score_children(record.service, route, name)
-            children.score.observe(o.value)
+            children.score.observe(o.value, exemplar)
             children.weighted_sum.inc(weight * o.value)
             children.weight.inc(weight)
             if o.value < self._bad_threshold.get(name, 0.0):

@@ -33,8 +33,10 @@ def _handler_class(registry: CollectorRegistry, page: PageHandler | None) -> typ
         def do_GET(self) -> None:  # noqa: N802 - stdlib naming
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
+                # OpenMetrics when the scraper asks for it (Prometheus does): only that format
+                # carries the score histograms' trace-id exemplars; plain text otherwise.
                 encoder, content_type = choose_encoder(self.headers.get("Accept"))
-                self._send(200, content_type, encoder(registry))
+                self._send(200, content_type, encoder(registry), vary="Accept")
             elif path == "/healthz":
                 self._send(200, "text/plain; charset=utf-8", b"ok\n")
             else:
@@ -44,9 +46,11 @@ def _handler_class(registry: CollectorRegistry, page: PageHandler | None) -> typ
                 else:
                     self._send(*answer)
 
-        def _send(self, code: int, content_type: str, body: bytes) -> None:
+        def _send(self, code: int, content_type: str, body: bytes, vary: str | None = None) -> None:
             self.send_response(code)
             self.send_header("Content-Type", content_type)
+            if vary is not None:  # the body depends on this request header
+                self.send_header("Vary", vary)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.end_headers()

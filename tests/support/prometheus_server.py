@@ -48,8 +48,12 @@ def promtool_binary() -> str:
 
 class PrometheusServer:
     def __init__(self, workdir: Path, targets: list[str], rule_files: list[Path] | None = None,
-                 scrape_interval: str = "1s", evaluation_interval: str = "1s") -> None:
+                 scrape_interval: str = "1s", evaluation_interval: str = "1s",
+                 flags: tuple[str, ...] = (), extra_config: dict[str, Any] | None = None) -> None:
+        """`flags`: more command-line flags (--enable-feature=...); `extra_config`: more top-level
+        config sections (alerting, global.external_labels goes under "global")."""
         self.workdir = workdir
+        self.flags = flags
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = {
@@ -57,6 +61,11 @@ class PrometheusServer:
             "rule_files": [str(p) for p in (rule_files or [])],
             "scrape_configs": [{"job_name": "ragpulse", "static_configs": [{"targets": targets}]}],
         }
+        for section, value in (extra_config or {}).items():
+            if isinstance(value, dict):
+                config.setdefault(section, {}).update(value)
+            else:
+                config[section] = value
         self.config_path = workdir / "prometheus.yml"
         self.config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log_path = workdir / "prometheus.log"
@@ -68,7 +77,7 @@ class PrometheusServer:
         self._proc = subprocess.Popen(
             [binary, f"--config.file={self.config_path}", f"--web.listen-address=127.0.0.1:{self.port}",
              f"--storage.tsdb.path={self.workdir / 'data'}", "--storage.tsdb.retention.time=1d",
-             "--web.enable-lifecycle"],
+             "--web.enable-lifecycle", *self.flags],
             stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
         )
         self._log = log
