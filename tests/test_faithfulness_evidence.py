@@ -49,3 +49,10 @@ def test_bare_numbers_are_verdicts_without_evidence() -> None:
     value, detail = faithfulness([1.0, 0.5])
     assert value == 0.75
     assert [s["evidence"] for s in detail["statements"]] == [None, None]
+
+
+def test_long_evidence_is_cut() -> None:
+    long = "x" * 5000  # an unpunctuated context: one "sentence" as long as the context
+    _, detail = faithfulness([Verdict(1.0, long), Verdict(1.0, "short")])
+    first, second = (s["evidence"] for s in detail["statements"])
+    assert len(first) == 400 and first.endswith("…") and second == "short"

@@ -12,6 +12,10 @@ from typing import Any
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage, Verdict
 from ragpulse.scorer.metrics.base import MetricFailure, checked_unit
 
+# A "sentence" of unpunctuated context (a JSON record, a table) can be the whole context: the scores
+# message carries one evidence per statement, so each is cut to what a reader needs.
+MAX_EVIDENCE_CHARS = 400
+
 
 def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, dict[str, Any]]:
     if not rec.contexts or not any(c.strip() for c in rec.contexts):
@@ -25,7 +29,7 @@ def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, di
             "invalid_judge_output", f"{len(verdicts)} verdicts for {len(statements)} statements"
         )
     support = [checked_unit(v.support if isinstance(v, Verdict) else v, "statement verdict") for v in verdicts]
-    evidence = [v.evidence if isinstance(v, Verdict) else None for v in verdicts]
+    evidence = [_cut(v.evidence) if isinstance(v, Verdict) else None for v in verdicts]
     detail = {
         "statements": [
             {"statement": s, "verdict": v, "evidence": e}
@@ -33,3 +37,9 @@ def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, di
         ]
     }
     return sum(support) / len(support), detail
+
+
+def _cut(evidence: str | None) -> str | None:
+    if evidence is None or len(evidence) <= MAX_EVIDENCE_CHARS:
+        return evidence
+    return evidence[: MAX_EVIDENCE_CHARS - 1] + "…"
