@@ -8,7 +8,7 @@ import time
 
 import pytest
 from otlp_requests import add_rag_span, rag_request
-from pii_adversarial import UNITS, repeated
+from pii_adversarial import adversarial
 from prometheus_client import CollectorRegistry
 
 from ragpulse.collector.extract.triple import Triple
@@ -193,7 +193,7 @@ def test_work_grows_linearly_with_adversarial_text(detector: str, small: int, la
     """Not a timing bound (machines differ): ten times the text may cost at most twenty times the
     CPU, where a pattern that backtracks quadratically costs a hundred times. Times under 2 ms are
     rounded up to 2 ms, below which the clock says nothing about growth."""
-    for unit in UNITS:
-        floor = max(_cpu_seconds(detector, repeated(unit, small)), 0.002)
-        ratio = _cpu_seconds(detector, repeated(unit, large)) / floor
-        assert ratio < 20, f"{detector} on {unit!r} * n: {ratio:.1f}x the time for 10x the text"
+    small_texts, large_texts = adversarial(small), adversarial(large)
+    for name, large_text in large_texts.items():
+        ratio = _cpu_seconds(detector, large_text) / max(_cpu_seconds(detector, small_texts[name]), 0.002)
+        assert ratio < 20, f"{detector} on {name}: {ratio:.1f}x the time for 10x the text"
