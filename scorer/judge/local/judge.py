@@ -45,6 +45,7 @@ from ragpulse.scorer.judge.local.text import (
     is_noncommittal,
     keep_only,
     latin_words,
+    name_tokens,
     token_spans,
 )
 from ragpulse.scorer.sentences import context_sentences
@@ -170,6 +171,8 @@ class LocalJudge:
                 np.concatenate(ctx.sentence_words[window]),
             )
             coverage = float(np.sqrt(_coverage(tokens, ctx.tokens, anywhere) * _coverage(tokens, near, nearby)))
+            # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
+            coverage *= _share(name_tokens(statement), ctx.tokens, {})
             verdicts.append(Verdict(_support(coverage, float(row[best])), ctx.sentences[best]))
         return verdicts
 

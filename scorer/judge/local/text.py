@@ -86,6 +86,16 @@ def latin_words(text: str) -> list[tuple[str, str]]:
     ]
 
 
+# A capitalised word inside a sentence (not its first word, not after a list number) is a name.
+_NAME = re.compile(r"(?<!^)(?<![.!?:]\s)(?<!\n)\b[A-Z][a-z][\w'\-]*")
+
+
+def name_tokens(text: str) -> list[str]:
+    """Content tokens of the names in a sentence ("Collins", "Leeds"), lower-cased and stemmed like
+    every token, so "Paris" is found in a context that writes "paris"."""
+    return [tok for m in _NAME.finditer(normalise(text).strip()) for tok in content_tokens(m.group(), False)]
+
+
 def keep_only(text: str, spans: list[tuple[int, int, str]]) -> str:
     """normalise(text) with everything outside `spans` blanked out and runs of blanks collapsed:
     the words of a question that an answer addresses, still readable in either language."""
