@@ -20,8 +20,11 @@ from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.scorer.cascade import Cascade
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.dedupe import RecentRecordIds
 from ragpulse.scorer.drift import DriftDetectorBank
+from ragpulse.scorer.estimates import EstimateBank
 from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, PrometheusScoreExporter
 from ragpulse.scorer.history import History
 from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
@@ -30,6 +33,7 @@ from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.observer import ScoreObserver
 from ragpulse.scorer.pacing import BudgetPacer
+from ragpulse.scorer.score import metric_functions
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web.page import LivePage
 from ragpulse.scorer.worker import RecordDeduper, Worker, WorkerMetrics
@@ -93,9 +97,13 @@ def build_scorer(
     dead_letters = RecentDeadLetters()
     exporter = PrometheusScoreExporter(registry, judge.name, config.scorer.rolling_window,
                                        config.scorer.bad_event_threshold, with_route=config.prometheus.route_label)
+    cascade = _cascade(config.scorer, judge, registry)
     drift = DriftDetectorBank(config.drift, registry)
     history = History(registry, config.scorer.bad_event_threshold)
     observers: list[ScoreObserver] = [exporter, drift, history]
+    if cascade is not None:
+        observers.append(EstimateBank(config.scorer.cascade.estimate_half_life_s,
+                                      config.scorer.cascade.confidence, registry))
     worker = Worker(
         consumer=consumer,
         judge=judge,
@@ -109,7 +117,9 @@ def build_scorer(
         route_label=config.prometheus.route_guard(),
         model_label=config.prometheus.model_guard(),
         deduper=deduper,
-        pacer=_pacer(judge),
+        # With the cascade on, the pacer's share is spread over the records by the cascade.
+        pacer=None if cascade is not None else _pacer(judge),
+        cascade=cascade,
     )
     page = LivePage(history, scores, dead_letters, drift, registry,
                     low_threshold=config.scorer.bad_event_threshold.get("faithfulness", 0.5))
@@ -120,6 +130,16 @@ def _pacer(judge: Judge) -> BudgetPacer | None:
     """A pacer when the judge spends money under a budget it asks to spread (scorer.openai.budget_*)."""
     budget = getattr(judge, "budget", None)
     return BudgetPacer(budget) if isinstance(budget, Budget) and budget.paced else None
+
+
+def _cascade(config: ScorerConfig, judge: Judge, registry: CollectorRegistry) -> Cascade | None:
+    """The offline judge on every record, `judge` on a share (scorer.cascade; docs/estimates.md)."""
+    if not config.cascade.enabled:
+        return None
+    from ragpulse.scorer.judge.local import LocalJudge
+
+    metrics = metric_functions(config.metrics, config.answer_relevancy_questions)
+    return Cascade(config.cascade, LocalJudge(), judge, metrics, registry, _pacer(judge))
 
 
 class OneProcess:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, METRIC_NAMES
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
+from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 
 JUDGES = ("local", "openai")
@@ -32,6 +33,9 @@ class ScorerConfig:
     max_attempts: int = 3
     # Scores messages kept in memory for the live page.
     recent_scores: int = 500
+    # The offline judge scores every record, `judge` a share chosen by those scores; exported
+    # estimates combine both (docs/estimates.md). Off by default.
+    cascade: CascadeConfig = field(default_factory=CascadeConfig)
 
     def validate(self, where: str) -> None:
         for name in self.metrics:
@@ -46,5 +50,13 @@ class ScorerConfig:
                 f"{key(where, 'judge')} is openai: set {key(where, 'openai.model')} "
                 "(and base_url for a non-OpenAI endpoint)"
             )
+        if self.cascade.enabled:
+            if self.judge == "local":
+                raise ConfigError(f"{key(where, 'cascade.enabled')}: the local judge already scores every record; "
+                                  f"set {key(where, 'judge')} to the expensive judge (openai)")
+            for name in self.cascade.selection_metrics:
+                if name not in self.metrics:
+                    raise ConfigError(f"{key(where, 'cascade.selection_metrics')}: {name!r} is not in "
+                                      f"{key(where, 'metrics')}")
         for name in ("concurrency", "answer_relevancy_questions", "rolling_window", "max_attempts", "recent_scores"):
             require_at_least(key(where, name), getattr(self, name), 1)

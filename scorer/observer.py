@@ -9,6 +9,18 @@ from ragpulse.core.wire import Record
 from ragpulse.scorer.score import MetricOutcome
 
 
+@dataclass(frozen=True)
+class CascadeVerdict:
+    """What the judge cascade (scorer/cascade.py) knows of a record, for the estimates."""
+
+    # The offline judge's scores (failed metrics absent).
+    offline: dict[str, float]
+    # The probability that the expensive judge was asked (0 when its budget was spent).
+    inclusion: float
+    # The expensive judge's scores when it was asked (failed metrics absent), else None.
+    judged: dict[str, float] | None
+
+
 @dataclass
 class ScoredRecord:
     # Its service, route and model labels are already bounded by the worker's LabelGuards (the
@@ -17,6 +29,8 @@ class ScoredRecord:
     outcomes: dict[str, MetricOutcome]
     # Wall time to score the record, all metrics.
     seconds: float
+    # Set when the judge cascade is on; `outcomes` are then the expensive judge's where it was asked.
+    cascade: CascadeVerdict | None = None
     # The metrics that have a score (a failed metric has none, never a 0 or NaN).
     values: dict[str, float] = field(init=False)
 

@@ -61,8 +61,9 @@ class BudgetPacer:
         demand_usd = self._arrival_rate(now) * self._cost_per_record * self._budget.remaining_s()
         return 1.0 if demand_usd <= remaining_usd else remaining_usd / demand_usd
 
-    def admit(self, record: Record) -> tuple[Record | None, str]:
-        """(the record with its weight scaled by 1/share, "") or (None, skip reason)."""
+    def arrival_share(self) -> float:
+        """Counts one arriving record and returns the share of records the budget affords now (the
+        cascade, scorer/cascade.py, spreads this share unevenly over the records)."""
         with self._lock:
             now = self._clock()
             if self._last_arrival is not None:
@@ -71,14 +72,18 @@ class BudgetPacer:
                 self._first_arrival = now
             self._decayed_arrivals += 1.0
             self._last_arrival = now
-            share = self._share(now)
+            return self._share(now)
+
+    def admit(self, record: Record) -> tuple[Record | None, str]:
+        """(the record with its weight scaled by 1/share, "") or (None, skip reason)."""
+        share = self.arrival_share()
         if share <= 0.0:
             return None, "budget_exhausted"
         if share >= 1.0:
             return record, ""
         upstream = record.sampling
         combined = upstream.probability * share
-        if not _kept(record.trace_id, combined):
+        if not kept_by_trace(record.trace_id, combined):
             return None, "budget_paced"
         sampling = Sampling(combined, upstream.adjusted_count / share, f"{upstream.rule}+budget_pacing")
         return dataclasses.replace(record, sampling=sampling), ""
@@ -92,7 +97,9 @@ class BudgetPacer:
                 self._cost_per_record += self._cost_smoothing * (cost_usd - self._cost_per_record)
 
 
-def _kept(trace_id: str, probability: float) -> bool:
+def kept_by_trace(trace_id: str, probability: float) -> bool:
+    """Whether a record is kept at `probability` (upstream sampling's included), decided by its trace
+    id's randomness: the same answer in every scorer and on every redelivery."""
     try:
         randomness = trace_randomness(bytes.fromhex(trace_id))
     except ValueError:  # not a hex trace id (a foreign producer): no consistency to keep

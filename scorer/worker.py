@@ -21,6 +21,7 @@ from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery, RecordConsumer
 from ragpulse.core.labels import LabelGuard
 from ragpulse.core.wire import Record, RecordError, scores_message
+from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
@@ -68,6 +69,7 @@ class Worker:
         model_label: LabelGuard,
         deduper: RecordDeduper | None = None,
         pacer: BudgetPacer | None = None,
+        cascade: Cascade | None = None,
     ) -> None:
         self._consumer = consumer
         self._judge = judge
@@ -82,6 +84,7 @@ class Worker:
         self._model_label = model_label
         self._deduper = deduper
         self._pacer = pacer
+        self._cascade = cascade
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
         # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
@@ -150,9 +153,13 @@ class Worker:
         text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer)
         started = time.perf_counter()
         attempt = 0
+        judge, verdict = self._judge, None
         while True:
             try:
-                outcomes = score_text(self._judge, self._metric_fns, text)
+                if self._cascade is not None:
+                    outcomes, judge, verdict = self._cascade.score(record, text)
+                else:
+                    outcomes = score_text(self._judge, self._metric_fns, text)
                 break
             except RecordSkipped as e:
                 self._metrics.records_skipped.labels(reason=e.reason).inc()
@@ -175,10 +182,10 @@ class Worker:
         if self._pacer is not None:
             self._pacer.scored(sum(o.usage.cost_usd for o in outcomes.values()))
         # Observers first: once a record's scores message is out, its scores are on /metrics too.
-        scored = ScoredRecord(self._bounded(record), outcomes, elapsed)
+        scored = ScoredRecord(self._bounded(record), outcomes, elapsed, verdict)
         for observer in self._observers:
             observer.on_scores(scored)
-        self._scores.publish(record.id, self._message(record, outcomes, elapsed))
+        self._scores.publish(record.id, self._message(record, outcomes, elapsed, judge))
 
     def _bounded(self, record: Record) -> Record:
         """The record with its span values as labels may carry them: bounded once, here, so every
@@ -190,7 +197,8 @@ class Worker:
         self._dead_letters.publish(delivery.value, reason, detail, attempts)
         self._metrics.records_dead_lettered.labels(reason=reason).inc()
 
-    def _message(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float) -> dict[str, Any]:
+    def _message(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float,
+                 judge: Judge) -> dict[str, Any]:
         total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
         for o in outcomes.values():
             total["calls"] += o.usage.calls
@@ -200,7 +208,7 @@ class Worker:
         return scores_message(
             record,
             {name: o.to_dict() for name, o in outcomes.items()},
-            {"name": self._judge.name, "model": self._judge.model},
+            {"name": judge.name, "model": judge.model},
             total,
             elapsed,
         )

@@ -38,6 +38,8 @@ def real_registry() -> CollectorRegistry:
 
     config = Config()
     config.prometheus.route_label = True
+    # The judge cascade and its estimates (off by default; here the local judge plays both parts).
+    config.scorer.cascade.enabled = True
     registry = CollectorRegistry()
     bus = InProcessBus(10)
     build_collector(config, bus, registry)

@@ -26,6 +26,7 @@ COLLECTOR = "collector"
 SCORER = "scorer"
 DRIFT = "scorer: drift detector"
 HISTORY = "scorer: history (segments, worst records)"
+CASCADE = "scorer: judge cascade and quality estimates (scorer.cascade)"
 JUDGE_ENDPOINT = "scorer: judge endpoint"
 KAFKA_PRODUCER = "Kafka producers (collector records; scorer scores and dead letters)"
 KAFKA_CONSUMER = "Kafka consumer (scorer)"
@@ -165,6 +166,28 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_score_drift_threshold", "gauge",
                "CUSUM alarm threshold h (baseline standard deviations).", (), DRIFT),
     FamilySpec("ragpulse_score_drift_min_samples", "gauge", "Records a detector needs before it can alarm.", (), DRIFT),
+    # --- scorer/cascade.py and scorer/estimates.py (estimates computed at scrape time; docs/estimates.md)
+    FamilySpec("ragpulse_cascade_records_total", "counter",
+               "Records through the judge cascade, by outcome: judged (the expensive judge was asked too), "
+               "offline_only (not chosen: offline scores only), no_budget (the expensive judge's budget was "
+               "spent: left out of the estimates).", ("outcome",), CASCADE),
+    FamilySpec("ragpulse_quality_estimate", "gauge",
+               "Prediction-powered estimate of the mean score the expensive judge would give every record: "
+               "offline scores of all records corrected by the expensive judge's verdicts on the judged "
+               "share, weighted by inclusion probability and adjusted count, exponentially decayed "
+               "(scorer.cascade.estimate_half_life_s).", _BY_SERVICE_METRIC, CASCADE),
+    FamilySpec("ragpulse_quality_estimate_lower", "gauge",
+               "Lower bound of ragpulse_quality_estimate's confidence interval (scorer.cascade.confidence).",
+               _BY_SERVICE_METRIC, CASCADE),
+    FamilySpec("ragpulse_quality_estimate_upper", "gauge",
+               "Upper bound of ragpulse_quality_estimate's confidence interval (scorer.cascade.confidence).",
+               _BY_SERVICE_METRIC, CASCADE),
+    FamilySpec("ragpulse_quality_estimate_effective_samples", "gauge",
+               "Kish's effective number of records behind ragpulse_quality_estimate (decayed, weighted).",
+               _BY_SERVICE_METRIC, CASCADE),
+    FamilySpec("ragpulse_quality_estimate_judged_samples", "gauge",
+               "Decayed number of records behind ragpulse_quality_estimate that have the expensive judge's "
+               "verdict: with few of them the interval is not to be trusted.", _BY_SERVICE_METRIC, CASCADE),
     # --- scorer/history.py
     FamilySpec("ragpulse_segment_score_weighted_sum_total", "counter",
                "Sum of adjusted count x score per service, route, model and metric (divide by "

@@ -1,0 +1,56 @@
+"""Settings of the judge cascade and its prediction-powered estimates. Section `scorer.cascade`.
+
+Kept apart from scorer/cascade.py so that reading the configuration (collectors too) never imports
+the metrics and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragpulse.core.metric_names import METRIC_NAMES
+from ragpulse.core.settings import key, require, require_at_least, require_one_of, require_probability
+
+
+@dataclass
+class CascadeConfig:
+    # Score every record with the offline `local` judge and send a share of them, chosen by their
+    # offline scores with known probabilities, to scorer.judge; the exported quality estimates
+    # combine both (docs/estimates.md). Needs an expensive scorer.judge (openai).
+    enabled: bool = False
+    # Share of the records the expensive judge gets when its budget is not paced; a paced budget
+    # (scorer.openai.budget_usd with budget_pacing) sets the share from what it can afford.
+    share: float = 0.1
+    # Every record's least probability of going to the expensive judge (at most the share): where
+    # the offline judge is confidently wrong, this is what still finds it out.
+    floor: float = 0.02
+    # How strongly low offline scores are favoured: a record's probability grows with
+    # 1 + low_score_weight * (1 - score).
+    low_score_weight: float = 2.0
+    # How strongly uncertain offline scores are favoured: plus uncertainty_weight * (1 - |2 * score - 1|),
+    # largest at a score of 0.5, where the offline judge knows least.
+    uncertainty_weight: float = 4.0
+    # Offline metrics whose lowest score sets a record's probability (each must be in scorer.metrics).
+    selection_metrics: list[str] = field(default_factory=lambda: ["faithfulness"])
+    # Sampling rules (the record's sampling.rule) whose records always go to the expensive judge,
+    # e.g. a collector rule that keeps every answer with negative user feedback.
+    always_rules: list[str] = field(default_factory=list)
+    # Half-life, in seconds, of the estimates' exponential forgetting: a record this old counts half.
+    estimate_half_life_s: float = 1800.0
+    # Confidence level of the estimates' intervals (the alert pages when the upper bound is under
+    # the floor).
+    confidence: float = 0.9
+
+    def validate(self, where: str) -> None:
+        require(0.0 < self.share <= 1.0, key(where, "share"), "in (0, 1]", self.share)
+        require_probability(key(where, "floor"), self.floor)
+        require(self.floor <= self.share, key(where, "floor"), f"at most share ({self.share:g})", self.floor)
+        for name in ("low_score_weight", "uncertainty_weight"):
+            require_at_least(key(where, name), getattr(self, name), 0)
+        require(bool(self.selection_metrics), key(where, "selection_metrics"), "a non-empty list",
+                self.selection_metrics)
+        for name in self.selection_metrics:
+            require_one_of(key(where, "selection_metrics"), name, METRIC_NAMES)
+        require(self.estimate_half_life_s > 0, key(where, "estimate_half_life_s"), "positive",
+                self.estimate_half_life_s)
+        require(0.5 <= self.confidence < 1.0, key(where, "confidence"), "in [0.5, 1)", self.confidence)

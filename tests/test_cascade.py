@@ -1,0 +1,196 @@
+"""The judge cascade: every record gets the offline scores, a share chosen with known probabilities
+gets the expensive judge's too, within the share the budget affords, consistently by trace id."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from prometheus_client import CollectorRegistry
+
+from ragpulse.app import build_scorer
+from ragpulse.config import Config
+from ragpulse.core.bus import InProcessBus
+from ragpulse.core.sampling import keeps, trace_randomness
+from ragpulse.core.settings import ConfigError
+from ragpulse.core.wire import Record, Sampling
+from ragpulse.scorer.cascade import Cascade
+from ragpulse.scorer.cascade_config import CascadeConfig
+from ragpulse.scorer.judge.base import RecordText, Usage
+from ragpulse.scorer.judge.budget import Budget
+from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+from ragpulse.scorer.pacing import BudgetPacer
+
+
+class ScriptedJudge:
+    """Answers the one metric below with the score written in the record's answer text."""
+
+    def __init__(self, name: str, cost_usd: float = 0.0) -> None:
+        self.name, self.model = name, name
+        self.cost_usd = cost_usd
+        self.calls = 0
+
+
+def scripted_metric(judge: ScriptedJudge, rec: RecordText, usage: Usage) -> tuple[float, dict]:
+    judge.calls += 1
+    usage.cost_usd += judge.cost_usd
+    offline, _, llm = rec.answer.partition("/")
+    return float(offline if judge.name == "offline" else llm), {}
+
+
+def record(rng: random.Random, offline: float, llm: float = 1.0, probability: float = 1.0,
+           rule: str = "default") -> Record:
+    """A record as the collector publishes it: its trace id passed sampling at `probability`."""
+    while not keeps(trace_randomness((trace_id := rng.getrandbits(128)).to_bytes(16, "big")), probability):
+        pass
+    return Record(trace_id=f"{trace_id:032x}", span_id="cd" * 8, service="svc", question="q",
+                  contexts=["c"], answer=f"{offline}/{llm}", time_unix_nano=1,
+                  sampling=Sampling(probability, 1.0 / probability, rule))
+
+
+def cascade(config: CascadeConfig | None = None, pacer: BudgetPacer | None = None,
+            cost_usd: float = 0.0) -> tuple[Cascade, ScriptedJudge, CollectorRegistry]:
+    registry = CollectorRegistry()
+    expensive = ScriptedJudge("llm", cost_usd)
+    c = Cascade(config or CascadeConfig(enabled=True), ScriptedJudge("offline"), expensive,
+                {"faithfulness": scripted_metric}, registry, pacer)
+    return c, expensive, registry
+
+
+def text(r: Record) -> RecordText:
+    return RecordText(question=r.question, contexts=r.contexts, answer=r.answer)
+
+
+def test_inclusion_probabilities_average_the_share_favour_low_and_uncertain_scores_and_keep_the_floor() -> None:
+    rng = random.Random(1)
+    c, _, _ = cascade(CascadeConfig(enabled=True, share=0.1, floor=0.02))
+    offline = [rng.random() for _ in range(3000)]
+    pis = [c.inclusion(record(rng, f), {"faithfulness": f}) for f in offline]
+    steady = np.array(pis[1000:])  # once the scale's window is full
+    # The scale is solved on the window's records, so the mean is the share up to its drift.
+    assert steady.mean() == pytest.approx(0.1, abs=0.005)
+    assert steady.min() >= 0.02
+    by_score = {f: pi for f, pi in zip(offline[1000:], steady, strict=True)}
+    near = lambda x: by_score[min(by_score, key=lambda f: abs(f - x))]  # noqa: E731
+    # g(0.5) = 1 + 1 + 4 = 6 > g(0.1) = 1 + 1.8 + 0.8 = 3.6 > g(0.95) = 1.1 + 0.4 = 1.5 (weights 2 and 4).
+    assert near(0.5) > near(0.1) > near(0.95)
+
+
+def test_records_of_an_always_rule_are_always_judged() -> None:
+    rng = random.Random(2)
+    c, expensive, _ = cascade(CascadeConfig(enabled=True, share=0.1, always_rules=["feedback"]))
+    for _ in range(50):
+        r = record(rng, 0.9, rule="feedback")
+        outcomes, judge, verdict = c.score(r, text(r))
+        assert verdict.inclusion == 1.0 and verdict.judged == {"faithfulness": 1.0}
+        assert judge is expensive and outcomes["faithfulness"].value == 1.0
+
+
+def test_the_choice_is_consistent_by_trace_id_and_the_shown_scores_are_the_expensive_judges() -> None:
+    rng = random.Random(3)
+    records = [record(rng, round(rng.random(), 3), llm=0.25, probability=0.5) for _ in range(2000)]
+
+    def judged_ids() -> set[str]:
+        c, expensive, registry = cascade(CascadeConfig(enabled=True, share=0.2, floor=0.05))
+        out = set()
+        for r in records:
+            outcomes, judge, verdict = c.score(r, text(r))
+            assert verdict.offline == {"faithfulness": float(r.answer.split("/")[0])}
+            if verdict.judged is not None:
+                assert judge is expensive and outcomes["faithfulness"].value == 0.25
+                out.add(r.trace_id)
+            else:
+                assert outcomes["faithfulness"].value == verdict.offline["faithfulness"]
+        counted = registry.get_sample_value("ragpulse_cascade_records_total", {"outcome": "judged"})
+        assert counted == len(out) == expensive.calls
+        return out
+
+    first = judged_ids()
+    assert 0.15 < len(first) / len(records) < 0.25
+    assert judged_ids() == first  # every scorer, every redelivery: the same records
+
+
+def test_a_paced_budget_sets_the_share() -> None:
+    class Clock:
+        now = 0.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    # One record a second for an hour at 1 mUSD per judged record would cost 3.6 USD; 0.36 affords 10 %.
+    budget = Budget(0.36, "hour", clock, paced=True)
+    pacer = BudgetPacer(budget, clock)
+    c, expensive, _ = cascade(CascadeConfig(enabled=True, floor=0.01), pacer, cost_usd=0.001)
+    rng = random.Random(4)
+    for _ in range(3599):
+        r = record(rng, rng.random())
+        _, _, verdict = c.score(r, text(r))
+        if verdict.judged is not None:
+            budget.charge(0.001)
+        clock.now += 1.0
+    # Spent, and spread: the pacer re-estimates the share as it goes (overshoot: one record).
+    assert 0.25 <= budget.spent_usd <= 0.36 + 0.001
+    assert expensive.calls == round(budget.spent_usd / 0.001)
+
+
+def test_the_cascade_needs_an_expensive_judge_and_known_selection_metrics() -> None:
+    config = Config()
+    config.scorer.cascade.enabled = True
+    with pytest.raises(ConfigError, match="scorer.cascade.enabled"):
+        config.scorer.validate("scorer")
+    with pytest.raises(ConfigError, match="floor"):
+        CascadeConfig(share=0.01, floor=0.02).validate("scorer.cascade")
+    config.scorer.judge = "openai"
+    config.scorer.openai = OpenAIJudgeConfig(model="m", base_url="http://127.0.0.1:1/v1")
+    config.scorer.metrics = ["answer_relevancy"]
+    with pytest.raises(ConfigError, match="selection_metrics"):
+        config.scorer.validate("scorer")
+
+
+class ContradictingJudge(LocalJudge):
+    """The expensive judge of the wiring test: the real local judge, but it supports no statement."""
+
+    name = "contradicting"
+
+    def verify(self, rec, statements, usage):  # noqa: ANN001, ANN201
+        return [0.0] * len(statements)
+
+
+def test_wired_scorer_shows_expensive_verdicts_and_exports_estimates() -> None:
+    config = Config()
+    config.scorer.judge = "openai"
+    config.scorer.metrics = ["faithfulness"]
+    config.scorer.cascade = CascadeConfig(enabled=True, share=0.5, floor=0.5)  # every record at π = 0.5
+    bus = InProcessBus(1000)
+    registry = CollectorRegistry()
+    parts = build_scorer(config, bus, registry, ContradictingJudge())
+    rng = random.Random(5)
+    for i in range(200):
+        r = Record(trace_id=f"{rng.getrandbits(128):032x}", span_id="cd" * 8, service="svc",
+                   question="Where is the Louvre?", contexts=["The Louvre is an art museum in Paris, France."],
+                   answer="The Louvre is in Paris.", time_unix_nano=1, sampling=Sampling(1.0, 1.0, "default"))
+        bus.publish(str(i).encode(), r.to_json())
+    parts.worker.start()
+    assert bus.drained(120)
+    parts.worker.stop()
+    messages = parts.scores.snapshot()
+    judged = registry.get_sample_value("ragpulse_cascade_records_total", {"outcome": "judged"})
+    assert 70 <= judged <= 130
+    by_judge: dict[str, set[float]] = {"contradicting": set(), "local": set()}
+    for m in messages:
+        by_judge[m["judge"]["name"]].add(m["metrics"]["faithfulness"]["value"])
+    assert len(messages) == 200 and sum(m["judge"]["name"] == "contradicting" for m in messages) == judged
+    (offline,) = by_judge["local"]  # one record text: one offline score
+    assert by_judge["contradicting"] == {0.0}
+    labels = {"service": "svc", "metric": "faithfulness"}
+    estimate = registry.get_sample_value("ragpulse_quality_estimate", labels)
+    # Expensive 0.0 everywhere: z = f - f/0.5 = -f on the judged half, f elsewhere, so the estimate
+    # is f * (1 - 2 * judged share), up to the decay of the seconds the test takes.
+    assert estimate == pytest.approx(max(0.0, offline * (1.0 - 2.0 * judged / 200)), abs=0.01)
+    sample = lambda suffix: registry.get_sample_value(f"ragpulse_quality_estimate_{suffix}", labels)  # noqa: E731
+    assert sample("lower") < estimate < sample("upper")
+    assert sample("judged_samples") == pytest.approx(judged, rel=0.01)
+    assert sample("effective_samples") == pytest.approx(200, rel=0.01)
