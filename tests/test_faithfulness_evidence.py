@@ -33,7 +33,8 @@ class FixedJudge:
 
 
 def faithfulness(verdicts: list[float | Verdict]) -> tuple[float, dict]:
-    return METRICS["faithfulness"](FixedJudge(verdicts), RecordText("q", ["Some context."], "a"), Usage())
+    rec = RecordText("q", ["Some context."], "First claim. Second claim.")
+    return METRICS["faithfulness"](FixedJudge(verdicts), rec, Usage())
 
 
 def test_verdicts_with_evidence_reach_the_detail() -> None:

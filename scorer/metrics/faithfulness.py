@@ -11,6 +11,7 @@ from typing import Any
 
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage, Verdict
 from ragpulse.scorer.metrics.base import MetricFailure, checked_unit
+from ragpulse.scorer.metrics.grounding import checked_statements
 
 # A "sentence" of unpunctuated context (a JSON record, a table) can be the whole context: the scores
 # message carries one evidence per statement, so each is cut to what a reader needs.
@@ -20,9 +21,8 @@ MAX_EVIDENCE_CHARS = 400
 def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, dict[str, Any]]:
     if not rec.contexts or not any(c.strip() for c in rec.contexts):
         raise MetricFailure("no_contexts", "faithfulness needs at least one non-empty context")
-    statements = judge.statements(rec, usage)
-    if not statements:
-        raise MetricFailure("no_statements", "the answer contains no claim to check")
+    # Raises no_statements, judge_refused or ungrounded_statement (grounding.py).
+    statements = checked_statements(judge, rec, judge.statements(rec, usage), usage)
     verdicts = judge.verify(rec, statements, usage)
     if len(verdicts) != len(statements):
         raise MetricFailure(
