@@ -126,7 +126,7 @@ def test_a_spent_budget_skips_records_before_the_judge_is_called(fault_server, t
     config_path = tmp_path / "c.yaml"
     config_path.write_text(yaml.safe_dump({"scorer": {"judge": "openai", "metrics": ["faithfulness"], "openai": {
         "model": "tiny", "base_url": fault_server.base_url, "api_key": "unused", "budget_usd": 1.0,
-        "budget_pacing": pacing, "prices": {"tiny": {"prompt_per_1m": 3600.0, "completion_per_1m": 3600.0}}}}}))
+        "budget_pacing": pacing, "prices": {"tiny": {"prompt_per_1m": 2800.0, "completion_per_1m": 2800.0}}}}}))
     config = load_config(config_path, environ={})
     bus, registry = InProcessBus(10), CollectorRegistry()
     parts = build_scorer(config, bus, registry)

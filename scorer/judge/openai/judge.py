@@ -25,6 +25,7 @@ import openai
 from ragpulse.scorer.bounded_cache import BoundedCache
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.openai import prompts
+from ragpulse.scorer.judge.openai.canary import canary
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.prompts import Prompt, as_data
 from ragpulse.scorer.judge.openai.replies import (
@@ -32,6 +33,7 @@ from ragpulse.scorer.judge.openai.replies import (
     Reply,
     check_schema,
     parse_json_reply,
+    verdict_ids,
     verdict_probabilities,
 )
 from ragpulse.scorer.judge.openai.transport import Transport, Unsupported
@@ -97,14 +99,23 @@ class OpenAIJudge:
         return GeneratedQuestions(questions=qs[:n], noncommittal=bool(read["noncommittal"]))
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
-        prompt = prompts.verify(rec.contexts, statements)
+        claim, at = canary(rec.contexts, statements)
+        prompt = prompts.verify(rec.contexts, [*statements[:at], claim, *statements[at:]])
+        n = len(statements) + 1
 
         def ask() -> list[float]:
-            obj, reply = self._ask(prompt, usage)
+            obj, reply = self._ask(prompt, usage, check=lambda o: verdict_ids(o, n))
             hard = [bool(v["supported"]) for v in obj["verdicts"]]
-            return verdict_probabilities(reply, hard)
+            support = [0.0] * n
+            for i, p in zip(verdict_ids(obj, n), verdict_probabilities(reply, hard), strict=True):
+                support[i] = p
+            return support
 
-        return self._cached((prompt.task, prompt.system, prompt.user), ask)
+        support = self._cached((prompt.task, prompt.system, prompt.user), ask)
+        if support[at] >= 0.5:
+            self.failures["canary_failed"] += 1
+            raise JudgeError("canary_failed", "the judge called a made-up claim that no context states supported")
+        return support[:at] + support[at + 1 :]
 
     def relevant_sentences(self, rec: RecordText, sentences: list[str], usage: Usage) -> list[float]:
         prompt = prompts.relevant(rec.question, sentences)
@@ -170,9 +181,11 @@ class OpenAIJudge:
         self._cache.put(key, value)
         return value
 
-    def _ask(self, prompt: Prompt, usage: Usage) -> tuple[dict[str, Any], Reply]:
-        """One validated JSON answer; a reply that does not match the schema gets up to
-        `max_repairs` more turns that show the model its error."""
+    def _ask(
+        self, prompt: Prompt, usage: Usage, check: Callable[[dict[str, Any]], object] = lambda obj: None
+    ) -> tuple[dict[str, Any], Reply]:
+        """One validated JSON answer; a reply that does not match the schema, or that `check`
+        rejects (InvalidReply), gets up to `max_repairs` more turns that show the model its error."""
         messages: list[dict[str, str]] = [
             {"role": "system", "content": prompt.system},
             {"role": "user", "content": as_data(prompt.user)},
@@ -182,6 +195,7 @@ class OpenAIJudge:
             try:
                 obj = parse_json_reply(reply.text)
                 check_schema(obj, prompt.schema)
+                check(obj)
                 return obj, reply
             except InvalidReply as exc:
                 log.debug("judge %s: reply rejected (%s)", prompt.task, exc)

@@ -71,6 +71,16 @@ def check_schema(value: Any, schema: dict[str, Any], where: str = "$") -> None:
             raise InvalidReply(f"{where}: {value} out of range")
 
 
+def verdict_ids(obj: dict[str, Any], n: int) -> list[int]:
+    """The statement index (0-based) of each verdict of a verify reply, in the reply's order. Every
+    id 1..n exactly once: a reply that drops, repeats or invents one cannot be matched and is
+    rejected, whatever its length."""
+    ids = [v["id"] for v in obj["verdicts"]]
+    if sorted(ids) != list(range(1, n + 1)):
+        raise InvalidReply(f"verdict ids {ids}, expected each of 1..{n} once")
+    return [i - 1 for i in ids]
+
+
 _VERDICT = re.compile(r'"supported"\s*:\s*(true|false)')
 
 
