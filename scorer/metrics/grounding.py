@@ -9,9 +9,12 @@ empty list for an answer that commits to something is a refusal, not "no claim".
 for every judge, because the check is about the judge's output, not about how a judge works.
 
 Grounded is lexical and deliberately lenient: at least GROUNDED_SHARE of a claim's content units
-occur in the answer. Content units are Latin words and numbers outside a list of function words,
-and, where the text has no spaces (Japanese), character bigrams that hold a kanji or katakana
-(bigrams of hiragana alone are particles and endings: の, です).
+occur in the answer, and every number in the claim does. Content units are Latin words and numbers
+outside a list of function words, and, where the text has no spaces (Japanese), character bigrams
+that hold a kanji or katakana (bigrams of hiragana alone are particles and endings: の, です).
+Numbers are strict because swapping a claim for the document's version ("completed in 1889" for
+the answer's "1925") keeps most words and changes the number, while resolving a pronoun never adds
+one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ragpulse.scorer.metrics.base import MetricFailure
 GROUNDED_SHARE = 0.5
 
 _WORD = re.compile(r"[a-z0-9]+(?:['.,][a-z0-9]+)*")
+_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff々〆ー]+")
 _HIRAGANA = re.compile(r"^[\u3040-\u309fー]+$")
 _FUNCTION_WORDS = frozenset(
@@ -49,9 +53,15 @@ def content_units(text: str) -> set[str]:
     return units
 
 
-def grounded_share(statement: str, answer_units: set[str]) -> float:
-    """The share of the statement's content units that occur in the answer; 1 for a statement
-    without content units, which adds nothing the answer does not say."""
+def numbers(text: str) -> set[str]:
+    return set(_NUMBER.findall(unicodedata.normalize("NFKC", text)))
+
+
+def grounded_share(statement: str, answer_units: set[str], answer_numbers: set[str]) -> float:
+    """The share of the statement's content units that occur in the answer, 0 when it has a number
+    the answer lacks; 1 for a statement without content units, which adds nothing."""
+    if not numbers(statement) <= answer_numbers:
+        return 0.0
     units = content_units(statement)
     return len(units & answer_units) / len(units) if units else 1.0
 
@@ -64,9 +74,9 @@ def checked_statements(judge: Judge, rec: RecordText, statements: list[str], usa
         if not rec.answer.strip() or judge.questions(rec, DEFAULT_N, usage).noncommittal:
             raise MetricFailure("no_statements", "the answer contains no claim to check")
         raise MetricFailure("judge_refused", "the judge found no claim in an answer that commits to one")
-    answer_units = content_units(rec.answer)
+    answer_units, answer_numbers = content_units(rec.answer), numbers(rec.answer)
     for i, statement in enumerate(statements):
-        share = grounded_share(statement, answer_units)
+        share = grounded_share(statement, answer_units, answer_numbers)
         if share < GROUNDED_SHARE:
             # No record text in the message: it may reach logs.
             detail = f"statement {i + 1}: {share:.0%} of its content is in the answer"
