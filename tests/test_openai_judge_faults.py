@@ -164,6 +164,37 @@ def test_malformed_output_repaired(server):
     assert judge.statements(record(), Usage()) == ["Paris is the capital of France.", "It has 2 million people."]
 
 
+def test_verify_request_names_each_statement_by_id_and_a_reordered_reply_is_matched_by_id(server):
+    server.set_script("verdicts_reversed")
+    judge = make_judge(server)
+    statements = ["Paris is the capital of France.", "Berlin hosts the Louvre museum."]
+    assert judge.verify(record(), statements, Usage()) == [1.0, 0.0]
+    body = server.requests[0]["body"]
+    sent = json.loads(body["messages"][1]["content"])["statements"]
+    assert list(sent) == ["1", "2", "3"] and set(statements) < set(sent.values())  # and the canary
+    item = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]
+    assert item["required"] == ["id", "supported"] and item["properties"]["id"]["maximum"] == 3
+
+
+@pytest.mark.parametrize("step", ["verdict_id_repeated", "verdict_missing"])
+def test_verdicts_that_do_not_match_the_ids_are_malformed_after_the_repair_turn(server, step):
+    server.set_script(step)
+    judge = make_judge(server)
+    usage = Usage()
+    with pytest.raises(JudgeError) as err:
+        judge.verify(record(), ["Paris is the capital of France.", "It has 2 million people."], usage)
+    assert err.value.reason == "malformed_output"
+    assert usage.calls == 2  # the answer and one repair
+    assert judge.failures["malformed_output"] == 1
+
+
+def test_verdicts_that_do_not_match_the_ids_are_repaired(server):
+    server.set_script("verdict_id_repeated", "ok")
+    judge = make_judge(server)
+    assert judge.verify(record(), ["Paris is the capital of France."], Usage()) == [1.0]
+    assert "verdict ids" in server.requests[1]["body"]["messages"][3]["content"]
+
+
 @pytest.mark.parametrize("step", ["400_schema", "500_schema"])
 def test_json_schema_rejected_falls_back_to_json_mode(server, step):
     server.set_script(step)
