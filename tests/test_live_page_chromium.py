@@ -204,3 +204,50 @@ def test_live_page_in_chromium(tmp_path):
         if browser is not None:
             browser.close()
         proc.stop()
+
+
+# Service names that broke or could break a page using plain objects as maps, or markup as text.
+HOSTILE_SERVICES = ["toString", "__proto__", "constructor", "hasOwnProperty", "valueOf",
+                    '<img src=x onerror="window.__pwned=1">', "<script>window.__pwned=2</script>",
+                    "x" * 1_000_000]
+
+
+def test_live_page_survives_any_service_name(tmp_path):
+    binary = chromium_binary()
+    proc = RagpulseProcess(tmp_path)
+    browser = None
+    try:
+        for service in [*HOSTILE_SERVICES, "shop"]:
+            app = RagApp(service, "http", proc.http)
+            send_answers(app, 2, faithful=service == "shop", rate_per_s=50)
+            app.close()
+        proc.wait_for("ragpulse_records_scored_total", 2 * (len(HOSTILE_SERVICES) + 1))
+
+        browser = Chromium(binary, tmp_path / "profile")
+        browser.open_page(1400, 2200)
+        browser.send("Page.navigate", {"url": f"http://{proc.metrics}/"})
+        browser.wait_for(f"document.querySelectorAll('#quality figcaption').length === {len(HOSTILE_SERVICES) + 1}")
+        captions = browser.evaluate("[...document.querySelectorAll('#quality figcaption')].map(f => f.textContent)")
+        short = [s if len(s) <= 120 else s[:120] + "…" for s in HOSTILE_SERVICES]
+        assert sorted(captions) == sorted([*short, "shop"])
+        # The 1 MB name is cut on the page and whole in the title.
+        assert browser.evaluate("[...document.querySelectorAll('#quality figcaption')]"
+                                ".some(f => f.title.length === 1000000)")
+        volume = browser.evaluate("[...document.querySelectorAll('#volume-table tbody td:first-child')]"
+                                  ".map(td => td.textContent)")
+        assert sorted(volume) == sorted([*short, "shop"])
+        browser.wait_for("document.querySelectorAll('#low .record').length > 0")
+        assert "updated" in browser.evaluate("document.getElementById('status').textContent")
+        # A second refresh works too (the old page failed from the first one on).
+        browser.evaluate("refresh()")
+        browser.wait_for("document.getElementById('status').className === 'status'")
+        # No markup from a name became an element, no script ran, no prototype was touched.
+        assert browser.evaluate("document.querySelectorAll('main img, main script').length") == 0
+        assert browser.evaluate("window.__pwned === undefined")
+        assert browser.evaluate("Object.keys(Object.prototype).length === 0")
+        assert browser.evaluate("({}).toString === Object.prototype.toString")
+        assert browser.console_errors() == []
+    finally:
+        if browser is not None:
+            browser.close()
+        proc.stop()

@@ -1,14 +1,20 @@
 // ragpulse live page: polls /api/summary and draws it. Our own small SVG charts, no libraries.
 // Record text is untrusted: it only ever reaches the page through textContent, never as markup.
+// So are service, route, metric and reason names (they come from spans and labels): they are only
+// ever Map keys, never keys of a plain object, where "toString" or "__proto__" would hit the
+// prototype (a service named "toString" used to stop every refresh until the scorer restarted).
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const METRIC_COLORS = { faithfulness: "#c4320a", answer_relevancy: "#1570ef", context_relevancy: "#079455" };
+const METRIC_COLORS = new Map([["faithfulness", "#c4320a"], ["answer_relevancy", "#1570ef"], ["context_relevancy", "#079455"]]);
 const SERIES_COLORS = ["#1570ef", "#c4320a", "#079455", "#9e77ed", "#dc6803", "#0e9384", "#e31b54", "#475467"];
 const POLL_MS = 5000;
 const CHART_W = 420;
 const CHART_H = 160;
 const PAD = { left: 34, right: 8, top: 8, bottom: 20 };
+// A name is shown up to this many characters (a 1 MB service name must not fill the page); the
+// whole name is in the element's title.
+const MAX_NAME = 120;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -20,6 +26,24 @@ function el(tag, attrs, ...children) {
 function svgEl(tag, attrs) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  return node;
+}
+
+// [key, value] pairs of a JSON object in key order. JSON.parse makes "__proto__" an own key like any
+// other; Object.entries reads own keys only.
+function entriesOf(obj) {
+  return Object.entries(obj || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function shortName(name) {
+  const s = String(name);
+  return s.length > MAX_NAME ? `${s.slice(0, MAX_NAME)}…` : s;
+}
+
+// A table cell or caption for a name from a span: shortened, the full name in its title.
+function nameEl(tag, name, attrs) {
+  const node = el(tag, attrs, shortName(name));
+  if (String(name).length > MAX_NAME) node.title = String(name);
   return node;
 }
 
@@ -38,10 +62,10 @@ function clock(unixSeconds) {
 function lineChart(title, series, opts) {
   const { yMin, yMax, floor } = opts;
   const all = series.flatMap((s) => s.points.filter((p) => p[1] !== null));
-  const fig = el("figure", { class: "chart", "data-title": title });
-  fig.append(el("figcaption", {}, title));
+  const fig = el("figure", { class: "chart" });
+  fig.append(nameEl("figcaption", title));
   const svg = svgEl("svg", { class: "chart", width: CHART_W, height: CHART_H, viewBox: `0 0 ${CHART_W} ${CHART_H}`,
-    role: "img", "aria-label": title, "data-points": all.length });
+    role: "img", "aria-label": shortName(title), "data-points": all.length });
   const tMin = Math.min(...all.map((p) => p[0]), opts.now - 600);
   const tMax = Math.max(...all.map((p) => p[0]), opts.now);
   const top = yMax !== undefined ? yMax : Math.max(1, ...all.map((p) => p[1])) * 1.1;
@@ -78,7 +102,7 @@ function lineChart(title, series, opts) {
   for (const s of series) {
     const swatch = el("i");
     swatch.style.background = s.color;
-    legend.append(el("span", {}, swatch, s.name));
+    legend.append(el("span", {}, swatch, shortName(s.name)));
   }
   fig.append(legend);
   return fig;
@@ -87,9 +111,9 @@ function lineChart(title, series, opts) {
 function renderQuality(data) {
   const box = document.getElementById("quality");
   const charts = [];
-  for (const [service, s] of Object.entries(data.series).sort()) {
-    const series = Object.entries(s.mean).map(([metric, values]) => ({
-      name: metric, color: METRIC_COLORS[metric] || "#475467",
+  for (const [service, s] of entriesOf(data.series)) {
+    const series = entriesOf(s.mean).map(([metric, values]) => ({
+      name: metric, color: METRIC_COLORS.get(metric) || "#475467",
       points: s.t.map((t, i) => [t, values[i]]),
     }));
     charts.push(lineChart(service, series, { yMin: 0, yMax: 1, floor: data.low_threshold, now: data.now }));
@@ -98,8 +122,7 @@ function renderQuality(data) {
 }
 
 function renderVolume(data) {
-  const entries = Object.entries(data.series).sort();
-  const series = entries.map(([service, s], i) => ({
+  const series = entriesOf(data.series).map(([service, s], i) => ({
     name: service, color: SERIES_COLORS[i % SERIES_COLORS.length],
     points: s.t.map((t, j) => [t, s.records[j]]),
   }));
@@ -107,31 +130,36 @@ function renderVolume(data) {
   box.replaceChildren(series.length
     ? lineChart("records scored per minute", series, { yMin: 0, now: data.now })
     : el("p", { class: "empty" }, "No records yet."));
-  const byService = {};
+  const byService = new Map();
   const columns = ["ragpulse_records_received_total", "ragpulse_records_sampled_total", "ragpulse_records_scored_total"];
   columns.forEach((name, col) => {
-    for (const row of data.counters[name] || []) {
-      byService[row.service] = byService[row.service] || [0, 0, 0];
-      byService[row.service][col] = row.value;
+    for (const row of counter(data, name)) {
+      if (!byService.has(row.service)) byService.set(row.service, [0, 0, 0]);
+      byService.get(row.service)[col] = row.value;
     }
   });
-  const rows = Object.entries(byService).sort().map(([service, v]) =>
-    el("tr", {}, el("td", {}, service), ...v.map((n) => el("td", { class: "num" }, Math.round(n)))));
+  const rows = [...byService].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([service, v]) =>
+    el("tr", {}, nameEl("td", service), ...v.map((n) => el("td", { class: "num" }, Math.round(n)))));
   document.querySelector("#volume-table tbody").replaceChildren(...rows);
+}
+
+// The rows of one counter family in the summary (its names are ours, but read them like any key).
+function counter(data, name) {
+  return new Map(Object.entries(data.counters || {})).get(name) || [];
 }
 
 function renderFailures(data) {
   const rows = [];
   const add = (what, reason, value, bad) => {
-    const tr = el("tr", {}, el("td", {}, what), el("td", {}, reason), el("td", { class: "num" }, Math.round(value)));
+    const tr = el("tr", {}, nameEl("td", what), nameEl("td", reason), el("td", { class: "num" }, Math.round(value)));
     if (bad && value > 0) tr.className = "alarm";
     rows.push(tr);
   };
-  for (const r of data.counters.ragpulse_judge_requests_total || []) add(`judge ${r.judge}`, r.outcome, r.value, r.outcome !== "ok");
-  for (const r of data.counters.ragpulse_metric_failures_total || []) add(`metric ${r.metric}`, r.reason, r.value, true);
-  for (const r of data.counters.ragpulse_records_dead_lettered_total || []) add("dead-lettered", r.reason, r.value, true);
-  for (const r of data.counters.ragpulse_judge_cost_usd_total || []) {
-    rows.push(el("tr", {}, el("td", {}, `judge ${r.judge} cost`), el("td", {}, "USD"), el("td", { class: "num" }, fmt(r.value, 4))));
+  for (const r of counter(data, "ragpulse_judge_requests_total")) add(`judge ${r.judge}`, r.outcome, r.value, r.outcome !== "ok");
+  for (const r of counter(data, "ragpulse_metric_failures_total")) add(`metric ${r.metric}`, r.reason, r.value, true);
+  for (const r of counter(data, "ragpulse_records_dead_lettered_total")) add("dead-lettered", r.reason, r.value, true);
+  for (const r of counter(data, "ragpulse_judge_cost_usd_total")) {
+    rows.push(el("tr", {}, nameEl("td", `judge ${r.judge} cost`), el("td", {}, "USD"), el("td", { class: "num" }, fmt(r.value, 4))));
   }
   document.querySelector("#failures tbody").replaceChildren(
     ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 3, class: "empty" }, "No judge calls yet."))]));
@@ -148,7 +176,7 @@ function renderDrift(data) {
     const bar = el("span", { class: d.alarm ? "bar over" : "bar" }, el("span"));
     bar.firstChild.style.width = `${Math.min(100, (100 * d.statistic) / d.threshold).toFixed(0)}%`;
     const tr = el("tr", { "data-alarm": d.alarm ? "1" : "0" },
-      el("td", {}, d.service), el("td", {}, d.metric), state,
+      nameEl("td", d.service), nameEl("td", d.metric), state,
       el("td", {}, bar, `${fmt(d.statistic, 1)} / ${fmt(d.threshold, 0)}`),
       el("td", { class: "num" }, d.armed ? fmt(d.baseline_mean) : "–"),
       el("td", { class: "num" }, `${fmt(d.current_mean)} (${fmt(d.current_lower)}–${fmt(d.current_upper)})`),
@@ -163,13 +191,13 @@ function renderLow(data) {
   document.getElementById("low-sub").textContent = `faithfulness below ${data.low_threshold}, newest first`;
   const items = data.low_records.map((r) => {
     const when = r.time_unix_nano ? new Date(r.time_unix_nano / 1e6).toLocaleTimeString() : "";
-    const other = Object.entries(r.other).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ");
+    const other = entriesOf(r.other).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ");
     // Each statement beside the context sentence the judge matched it to: why it scored low.
     const list = el("ul", {}, ...r.unsupported.map((s) => el("li", {}, s.statement,
       s.evidence ? el("div", { class: "meta evidence" }, `closest evidence: ${s.evidence}`) : "")));
     return el("div", { class: "record", "data-record-id": r.record_id },
       el("div", {}, el("span", { class: "score" }, `faithfulness ${fmt(r.faithfulness, 2)}`),
-        ` · ${r.service}${r.route ? " / " + r.route : ""}${r.model ? " · " + r.model : ""}`),
+        ` · ${shortName(r.service)}${r.route ? " / " + shortName(r.route) : ""}${r.model ? " · " + shortName(r.model) : ""}`),
       el("div", { class: "meta" }, `${when} · record ${r.record_id}${other ? " · " + other : ""} · `
         + `${r.unsupported.length} of ${r.statements} statements unsupported`),
       list);
