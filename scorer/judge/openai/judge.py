@@ -5,8 +5,8 @@ Three calls per record cover all three metrics: one reads the answer (its claims
 answers, whether it is noncommittal), one checks all claims against the contexts, one picks the
 context sentences the question needs. The prompts are in prompts.py, reading the replies in
 replies.py, the request policies (budget, breaker, rate limits, retries) in transport.py; this
-module asks, repairs a rejected reply, adapts the request to what the endpoint supports, and
-remembers answers.
+module asks, repairs a rejected reply, adapts the request to what the endpoint supports, remembers
+answers, and rejects verdicts that call the canary claim (canary.py) supported.
 
 Record text is sensitive: it is never logged above debug level.
 """

@@ -2,8 +2,9 @@
 schema its reply must match (sent with the request, and checked on the reply by replies.py).
 
 Written from the Ragas paper's definitions, not copied from Ragas. The untrusted record text
-reaches the model only as JSON string values in the user message, so quotes or instructions inside
-it cannot end the data or change the task.
+reaches the model only as JSON string values in the user message, so quotes inside it cannot end
+the data and speak as the prompt. Instructions inside it can still steer a model; the canary claim
+(canary.py) and the check that claims come from the answer (scorer/metrics/grounding.py) catch that.
 """
 
 from __future__ import annotations
