@@ -54,7 +54,8 @@ def content_units(text: str) -> set[str]:
 
 
 def numbers(text: str) -> set[str]:
-    return set(_NUMBER.findall(unicodedata.normalize("NFKC", text)))
+    # "1,889" and "1889" are the same number; a judge may add or drop thousands separators.
+    return {n.replace(",", "") for n in _NUMBER.findall(unicodedata.normalize("NFKC", text))}
 
 
 def grounded_share(statement: str, answer_units: set[str], answer_numbers: set[str]) -> float:
@@ -70,7 +71,8 @@ def checked_statements(judge: Judge, rec: RecordText, statements: list[str], usa
     """The judge's statements when each is grounded in the answer; else a counted failure."""
     if not statements:
         # Only an answer that commits to nothing has no claim. The judge's own noncommittal flag
-        # decides (the same reply as the statements for the openai judge, so no extra call).
+        # decides: for the openai judge the reply that gave the statements (no extra call unless
+        # combine_answer_calls is off).
         if not rec.answer.strip() or judge.questions(rec, DEFAULT_N, usage).noncommittal:
             raise MetricFailure("no_statements", "the answer contains no claim to check")
         raise MetricFailure("judge_refused", "the judge found no claim in an answer that commits to one")
