@@ -80,13 +80,13 @@ def configuration_markdown() -> str:
         intro = [note] if note else []
         if doc and not doc.startswith(cls.__name__ + "("):  # not the signature dataclass writes
             intro.append(inspect.cleandoc(doc).replace("\n", " "))
-        out += [" ".join([*intro, f"Declared in `{rel}` (`{cls.__name__}`)."]), ""]
-        out += ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+        out += [" ".join([*intro, f"Declared in `{rel}` (`{cls.__name__}`)."])]
         comments, hints = field_comments(cls), fields(cls)
-        for f in dataclasses.fields(cls):
-            if not is_section(unwrap_optional(hints[f.name])[0]):
-                out.append(f"| `{key(where, f.name)}` | {_type(hints[f.name])} | {_default(f)} "
-                           f"| {_cell(comments.get(f.name, ''))} |")
+        keys = [f for f in dataclasses.fields(cls) if not is_section(unwrap_optional(hints[f.name])[0])]
+        if keys:  # a section of subsections only (export) has no table of its own
+            out += ["", "| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+        out += [f"| `{key(where, f.name)}` | {_type(hints[f.name])} | {_default(f)} "
+                f"| {_cell(comments.get(f.name, ''))} |" for f in keys]
     return "\n".join(out) + "\n"
 
 

@@ -104,6 +104,12 @@ def build_scorer(
     if cascade is not None:
         observers.append(EstimateBank(config.scorer.cascade.estimate_half_life_s,
                                       config.scorer.cascade.confidence, registry))
+    if config.export.otlp.enabled:
+        # Imported only when on: the OTel SDK's tracing half adds ~0.4 s to every start.
+        from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
+
+        observers.append(OtlpEvaluationExporter(config.export.otlp, registry, config.scorer.bad_event_threshold,
+                                                judge.name))
     worker = Worker(
         consumer=consumer,
         judge=judge,

@@ -30,6 +30,7 @@ from ragpulse.core.settings import ConfigError, key, require_one_of
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.drift import DriftConfig
+from ragpulse.scorer.export_config import ExportConfig
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 _INT64 = 2**63
@@ -58,6 +59,8 @@ class Config:
     scorer: ScorerConfig = field(default_factory=ScorerConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
     drift: DriftConfig = field(default_factory=DriftConfig)
+    # Where scores go besides /metrics and the live page.
+    export: ExportConfig = field(default_factory=ExportConfig)
     # debug, info, warning or error; question, context and answer text is never logged at info.
     log_level: str = "info"
 

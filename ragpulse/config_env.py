@@ -29,6 +29,7 @@ SEPARATOR = "__"
 # ignored; tests/test_config.py checks that this list covers every such name in the repository.
 NOT_SETTINGS = frozenset({
     "RAGPULSE_ARTIFACTS",  # tests: where the live page's screenshot is saved
+    "RAGPULSE_JAEGER_HOME",  # deploy/jaeger: the tracing backend's binary
     "RAGPULSE_KAFKA_HOME",  # deploy/kafka: the broker's jar cache
     "RAGPULSE_LLM_BASE_URL",  # tests: an OpenAI-compatible server already running
     "RAGPULSE_LLM_VENV",  # deploy/llm: the LLM server's virtual environment

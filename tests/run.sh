@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, then runs them:
 #   - Python packages into .venv (ragpulse itself plus the test extra),
-#   - Prometheus + promtool and Chromium from Debian's packages (needs root),
+#   - Prometheus + promtool, Alertmanager + amtool and Chromium from Debian's packages (needs root),
 #   - the Apache Kafka broker jars from Maven Central (deploy/kafka/fetch.sh),
 #   - the llama.cpp OpenAI-compatible server and its GGUF model into a venv
-#     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after).
+#     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after),
+#   - Jaeger v2, the tracing backend the scorer writes evaluations to, built from the Go module
+#     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 16 minutes cold on 2 busy cores, idempotent after).
 # RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +16,12 @@ PY=${PYTHON:-python3}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/ragpulse
 export RAGPULSE_KAFKA_HOME=${RAGPULSE_KAFKA_HOME:-$cache/kafka}
 export RAGPULSE_LLM_VENV=${RAGPULSE_LLM_VENV:-$cache/venv-llm}
+export RAGPULSE_JAEGER_HOME=${RAGPULSE_JAEGER_HOME:-$cache/jaeger}
 
 if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   missing=()
-  for pair in prometheus:prometheus promtool:prometheus chromium:chromium; do
+  for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager \
+      amtool:prometheus-alertmanager chromium:chromium; do
     command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
   done
   # Japanese labels in the live page's screenshot need a CJK font.
@@ -31,6 +35,7 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   .venv/bin/python -m pip install -q -e '.[test]'
   bash deploy/kafka/fetch.sh
   bash deploy/llm/install.sh
+  bash deploy/jaeger/build.sh
   # Installed: the real-server tests must run, not skip.
   export RAGPULSE_REQUIRE_LLM=1
 fi

@@ -19,6 +19,8 @@ from ragpulse.core.wire import Record, Sampling
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.drift import DriftConfig
+from ragpulse.scorer.export_config import OtlpExportConfig
+from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
 from ragpulse.scorer.export_prometheus import JudgeEndpointCollector
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics
@@ -45,6 +47,7 @@ def real_registry() -> CollectorRegistry:
     build_collector(config, bus, registry)
     KafkaProducerMetrics(registry)
     KafkaConsumerMetrics(registry)
+    OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9"), registry, {}, "local")
     parts = build_scorer(config, bus, registry)
     record = Record(trace_id="ab" * 16, span_id="cd" * 8, service="svc", time_unix_nano=1, route="/faq",
                     question="Where is the Louvre?", contexts=["The Louvre is an art museum in Paris."],

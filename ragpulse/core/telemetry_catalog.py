@@ -28,6 +28,7 @@ DRIFT = "scorer: drift detector"
 HISTORY = "scorer: history (segments, worst records)"
 CASCADE = "scorer: judge cascade and quality estimates (scorer.cascade)"
 JUDGE_ENDPOINT = "scorer: judge endpoint"
+EVALUATION_EXPORT = "scorer: evaluations written back to your tracing backend (export.otlp)"
 KAFKA_PRODUCER = "Kafka producers (collector records; scorer scores and dead letters)"
 KAFKA_CONSUMER = "Kafka consumer (scorer)"
 
@@ -205,6 +206,13 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Requests to the judge's endpoint, by outcome.", ("judge", "outcome"), JUDGE_ENDPOINT),
     FamilySpec("ragpulse_judge_endpoint_failures_total", "counter",
                "Failed judge answers after retries, by reason.", ("judge", "reason"), JUDGE_ENDPOINT),
+    # --- scorer/export_otlp.py, with export.otlp.endpoint set
+    FamilySpec("ragpulse_evaluation_spans_total", "counter",
+               "Evaluation spans (one per scored record, its gen_ai.evaluation.result events attached to the "
+               "evaluated span) sent to export.otlp.endpoint, by outcome: exported, failed (the backend "
+               "refused or was unreachable after the exporter's retries), queue_full (dropped before "
+               "export: export.otlp.max_queue spans were waiting).",
+               ("outcome",), EVALUATION_EXPORT),
     # --- ragpulse/kafka/producer.py
     FamilySpec("ragpulse_kafka_messages_delivered_total", "counter",
                "Messages the Kafka broker acknowledged (acks=all), by topic.", ("topic",), KAFKA_PRODUCER),
