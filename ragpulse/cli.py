@@ -56,7 +56,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     app.start()
     print(
         f"ragpulse {__version__} up: {_receivers(app.collector)}, "
-        f"metrics and live page http://{app.http.endpoint}/ "
+        f"{app.http.describe()} "
         f"(judge {app.scorer.judge.name}, ready in {time.monotonic() - started:.1f} s)",
         flush=True,
     )
@@ -96,7 +96,7 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
     else:
         where = f"{kafka.records_topic} (group {kafka.group_id}) → {kafka.scores_topic}, {kafka.dlq_topic}"
     print(f"ragpulse {__version__} {args.command}: {where} on {kafka.bootstrap_servers}; "
-          f"metrics http://{process.http.endpoint}/metrics (ready in {time.monotonic() - started:.1f} s)",
+          f"{process.http.describe()} (ready in {time.monotonic() - started:.1f} s)",
           flush=True)
     wait_for_stop_signal()
     result = process.stop()
@@ -105,28 +105,46 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ragpulse.scorer.batch import score_file
+    """Exit 0, 1 when a --fail-under gate is not met, 2 for a usage or configuration error."""
+    from ragpulse.scorer.batch import load_baseline, score_file
+    from ragpulse.scorer.batch_input import count_rows, is_csv, read_rows
+    from ragpulse.scorer.batch_summary import comparison, gate_failures, parse_gates, summary
     from ragpulse.scorer.judge.factory import build_judge
+    from ragpulse.scorer.metrics import METRICS
     from ragpulse.scorer.score import metric_functions
 
     config = _config(args)
     if args.judge:
         config.scorer.judge = args.judge
     names = args.metrics or config.scorer.metrics
-    from ragpulse.scorer.metrics import METRICS
-
     if unknown := [m for m in names if m not in METRICS]:
         raise ConfigError(f"--metrics: unknown {', '.join(unknown)}; known: {', '.join(METRICS)}")
+    try:
+        gates = parse_gates(args.fail_under, names)
+    except ValueError as e:
+        raise ConfigError(f"--fail-under {e}") from None
+    baseline = None
+    if args.baseline:
+        with open(args.baseline, encoding="utf-8", newline="") as previous:
+            baseline = load_baseline(read_rows(previous, is_csv(args.baseline)), names)
     judge = build_judge(config.scorer)
     metrics = metric_functions(names, config.scorer.answer_relevancy_questions)
-    with open(args.input, encoding="utf-8") as source, open(args.output, "w", encoding="utf-8") as sink:
-        report = score_file(source, sink, judge, metrics, progress=sys.stderr.isatty())
-    failures = ", ".join(f"{k} x{v}" for k, v in sorted(report.failures.items())) or "none"
-    print(
-        f"scored {report.scored} of {report.rows} rows into {args.output}; "
-        f"bad rows: {len(report.bad_rows)}; metric failures: {failures}",
-        file=sys.stderr,
-    )
+    csv_input = is_csv(args.input)
+    total = None
+    if sys.stderr.isatty():  # the bar's total costs one more pass over the file: only for a person
+        with open(args.input, encoding="utf-8", newline="") as source:
+            total = count_rows(source, csv_input)
+    with open(args.input, encoding="utf-8", newline="") as source, open(args.output, "w", encoding="utf-8") as sink:
+        report = score_file(read_rows(source, csv_input), sink, judge, metrics, baseline, total)
+    print(f"scored {report.scored} of {report.rows} rows into {args.output}; bad rows: {len(report.bad_rows)}",
+          file=sys.stderr)
+    print(summary(report, names))
+    if baseline is not None:
+        print(f"\nagainst {args.baseline} (rows matched by id, else by question and answer):")
+        print(comparison(report, names))
+    if failed := gate_failures(report, gates):
+        print("\nfailed --fail-under:\n" + "\n".join(f"  {line}" for line in failed))
+        return 1
     return 0
 
 
@@ -150,9 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
                                    help="YAML config file (RAGPULSE_* environment variables override it)")
         kafka_process.set_defaults(func=cmd_kafka_process)
 
-    score = sub.add_parser("score", help="score a JSONL file of {question, contexts, answer} rows")
-    score.add_argument("--input", required=True, type=Path, help="JSONL input, one row per line")
+    score = sub.add_parser("score", help="score a JSONL or CSV file of {question, contexts, answer} rows")
+    score.add_argument("--input", required=True, type=Path,
+                       help="JSONL (one row per line) or .csv (contexts as a JSON array); our column names "
+                            "or Ragas's (user_input, retrieved_contexts, response, reference)")
     score.add_argument("--output", required=True, type=Path, help="JSONL output: input keys plus scores")
+    score.add_argument("--fail-under", nargs="+", default=[], metavar="METRIC=MIN",
+                       help="exit 1 when a metric's mean is below MIN, e.g. faithfulness=0.8")
+    score.add_argument("--baseline", type=Path,
+                       help="a previous run's output: per-metric difference on matched rows, with a paired test")
     score.add_argument("--judge", choices=["local", "openai"], help="judge (default from config: local)")
     score.add_argument("--metrics", nargs="+", help="metrics to compute (default: all configured)")
     score.add_argument("--config", type=Path, help="YAML config file")

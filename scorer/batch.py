@@ -1,21 +1,55 @@
-"""`ragpulse score`: score a JSONL file of {question, contexts, answer} rows offline.
+"""`ragpulse score`: score a batch file (JSONL or CSV) row by row, streaming.
 
 Each output row keeps the input keys and adds one key per metric (null plus `<metric>_error` when
-it fails). Bad rows are reported with their line number and do not stop the run.
+it fails). Bad rows are reported with their line number and do not stop the run. The report keeps
+only each metric's values (and, against a baseline, the matched pairs) for the summary.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ragpulse.scorer.batch_input import Row, pairing_key, row_text
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.score import RecordSkipped, score_text
+
+
+@dataclass
+class Baseline:
+    """A previous run's scores by pairing key; a key found on more than one row matches nothing."""
+
+    scores: dict[tuple[str, ...], dict[str, float | None]] = field(default_factory=dict)
+    ambiguous: set[tuple[str, ...]] = field(default_factory=set)
+
+
+def load_baseline(rows: Iterable[Row], metrics: Iterable[str]) -> Baseline:
+    baseline = Baseline()
+    names = list(metrics)
+    for row in rows:
+        if row.data is None or (key := pairing_key(row.data)) is None:
+            continue
+        if key in baseline.scores:
+            baseline.ambiguous.add(key)
+        baseline.scores[key] = {m: v for m in names if (v := _number(row.data.get(m))) is not None}
+    for key in baseline.ambiguous:
+        del baseline.scores[key]
+    return baseline
+
+
+def _number(value: Any) -> float | None:
+    """A score as written by a previous run: a JSON number, or its text in a CSV cell."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass
@@ -23,64 +57,77 @@ class BatchReport:
     rows: int = 0
     scored: int = 0
     bad_rows: list[tuple[int, str]] = field(default_factory=list)
-    failures: Counter[str] = field(default_factory=Counter)
-
-
-def parse_row(line: str) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"not valid JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(row, dict):
-        raise ValueError("a row must be a JSON object")
-    for key in ("question", "answer"):
-        if not isinstance(row.get(key), str):
-            raise ValueError(f"'{key}' must be a string")
-    contexts = row.get("contexts")
-    if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
-        raise ValueError("'contexts' must be a list of strings")
-    return row
-
-
-def _lines(source: IO[str]) -> Iterator[tuple[int, str]]:
-    for number, line in enumerate(source, start=1):
-        if line.strip():
-            yield number, line
+    # (metric, reason) -> rows where the metric gave no score.
+    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    values: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    # metric -> (current, baseline) values of the rows matched with the baseline.
+    pairs: dict[str, tuple[list[float], list[float]]] = field(default_factory=lambda: defaultdict(lambda: ([], [])))
+    # Scored rows with no (unambiguous) row in the baseline.
+    unmatched: int = 0
 
 
 def score_file(
-    source: IO[str], sink: IO[str], judge: Judge, metrics: dict[str, Metric], progress: bool
+    rows: Iterable[Row],
+    sink: IO[str],
+    judge: Judge,
+    metrics: dict[str, Metric],
+    baseline: Baseline | None = None,
+    total: int | None = None,
 ) -> BatchReport:
+    """`total` (the rows to expect) turns the progress bar on."""
     report = BatchReport()
-    lines = list(_lines(source))
-    for done, (number, line) in enumerate(lines, start=1):
+    for row in rows:
         report.rows += 1
+        if total is not None:
+            _progress(report.rows, total)
+        if row.data is None:
+            _bad(report, row.line, row.error or "unreadable")
+            continue
         try:
-            row = parse_row(line)
+            text = row_text(row.data)
         except ValueError as e:
-            report.bad_rows.append((number, str(e)))
-            print(f"line {number}: skipped: {e}", file=sys.stderr)
+            _bad(report, row.line, str(e))
             continue
         try:
-            outcomes = score_text(judge, metrics, RecordText(row["question"], row["contexts"], row["answer"]))
+            outcomes = score_text(judge, metrics, RecordText(text.question, text.contexts, text.answer))
         except RecordSkipped as e:
-            report.bad_rows.append((number, f"judge refused the row: {e.reason}"))
+            _bad(report, row.line, f"judge refused the row: {e.reason}")
             continue
+        out: dict[str, Any] = dict(row.data)
         for name, outcome in outcomes.items():
-            row[name] = outcome.value
+            out[name] = outcome.value
             if outcome.error is not None:
-                row[f"{name}_error"] = outcome.error
-                report.failures[f"{name}:{outcome.error}"] += 1
-        sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out[f"{name}_error"] = outcome.error
+                report.failures[(name, outcome.error)] += 1
+            else:
+                report.values[name].append(outcome.value)  # type: ignore[arg-type]
+        sink.write(json.dumps(out, ensure_ascii=False) + "\n")
         report.scored += 1
-        if progress:
-            _progress(done, len(lines))
-    if progress:
+        if baseline is not None:
+            _pair(report, baseline, out, list(metrics))
+    if total is not None:
         sys.stderr.write("\n")
     return report
 
 
+def _bad(report: BatchReport, line: int, reason: str) -> None:
+    report.bad_rows.append((line, reason))
+    print(f"line {line}: skipped: {reason}", file=sys.stderr)
+
+
+def _pair(report: BatchReport, baseline: Baseline, out: dict[str, Any], metrics: list[str]) -> None:
+    before = baseline.scores.get(pairing_key(out) or ())
+    if before is None:
+        report.unmatched += 1
+        return
+    for name in metrics:
+        if out.get(name) is not None and name in before:
+            current, previous = report.pairs[name]
+            current.append(out[name])
+            previous.append(before[name])  # type: ignore[arg-type]
+
+
 def _progress(done: int, total: int, width: int = 30) -> None:
-    filled = width * done // max(total, 1)
+    filled = width * min(done, total) // max(total, 1)
     sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows")
     sys.stderr.flush()
