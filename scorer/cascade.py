@@ -99,7 +99,7 @@ class Cascade:
             if share >= 1.0:
                 return 1.0
             floor = min(self._cfg.floor, share)
-            scale = _scale(np.fromiter(self._weights, float, len(self._weights)), share, floor)
+            scale = scale_for_share(np.fromiter(self._weights, float, len(self._weights)), share, floor)
         return 1.0 if math.isinf(weight) else min(1.0, max(floor, scale * weight))
 
     def weight(self, score: float) -> float:
@@ -108,7 +108,7 @@ class Cascade:
                 + self._cfg.uncertainty_weight * (1.0 - abs(2.0 * score - 1.0)))
 
 
-def _scale(weights: np.ndarray, share: float, floor: float) -> float:
+def scale_for_share(weights: np.ndarray, share: float, floor: float) -> float:
     """c such that the mean of clip(c * weights, floor, 1) is the share (or as close as it gets)."""
     finite = weights[np.isfinite(weights)]
     if finite.size == 0:

@@ -189,6 +189,10 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_quality_estimate_judged_samples", "gauge",
                "Decayed number of records behind ragpulse_quality_estimate that have the expensive judge's "
                "verdict: with few of them the interval is not to be trusted.", _BY_SERVICE_METRIC, CASCADE),
+    FamilySpec("ragpulse_quality_estimate_offline_weight", "gauge",
+               "How much ragpulse_quality_estimate leans on the offline scores (power tuning, chosen to "
+               "minimise the variance): 1 plain prediction-powered inference, 0 the expensive judge's "
+               "verdicts alone.", _BY_SERVICE_METRIC, CASCADE),
     # --- scorer/history.py
     FamilySpec("ragpulse_segment_score_weighted_sum_total", "counter",
                "Sum of adjusted count x score per service, route, model and metric (divide by "
