@@ -6,11 +6,13 @@ a hung connection; the refusals are counted in ragpulse_otlp_requests_refused_to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.core.http_guard import AuthConfig, RequestGuard, validate_allowed_hosts
 from ragpulse.core.http_server import ConnectionLimits
 from ragpulse.core.settings import key, require, require_at_least
+from ragpulse.core.tls import TlsConfig
 
 # JSON nesting beyond this is refused before decoding. Python's decoders recurse once per level
 # (the recursion limit is 1000) and protobuf's JSON parser stops at 100 message levels (about 150
@@ -41,6 +43,15 @@ class ReceiverConfig:
     # Set false to turn the gRPC receiver off.
     enable_grpc: bool = True
     enable_http: bool = True  # likewise for HTTP
+    # HTTP: names the Host header may carry (no port); empty: localhost and the endpoint's host if it
+    # is a name. An IP address is always accepted (DNS rebinding cannot forge one); other names get
+    # 421. "*" accepts any. gRPC is not checked: browsers cannot send it.
+    allowed_hosts: list[str] = field(default_factory=list)
+    # Bearer tokens both receivers require (the exporters' `authorization` header); a request
+    # without one gets 401 / UNAUTHENTICATED.
+    auth: AuthConfig = field(default_factory=AuthConfig)
+    # TLS (and mutual TLS with client_ca_file) on both receivers.
+    tls: TlsConfig = field(default_factory=TlsConfig)
 
     def validate(self, where: str) -> None:
         parse_endpoint(self.grpc_endpoint, key(where, "grpc_endpoint"))
@@ -55,6 +66,10 @@ class ReceiverConfig:
         # gRPC holds these in C ints, the idle timeout in milliseconds.
         require(self.max_request_bytes < 2**31, key(where, "max_request_bytes"), "below 2 GiB", self.max_request_bytes)
         require(self.idle_timeout_s * 1000 < 2**31, key(where, "idle_timeout_s"), "below 2147483", self.idle_timeout_s)
+        validate_allowed_hosts(key(where, "allowed_hosts"), self.allowed_hosts)
 
     def connection_limits(self) -> ConnectionLimits:
         return ConnectionLimits(self.max_connections, self.read_timeout_s, self.idle_timeout_s)
+
+    def guard(self, bound_host: str) -> RequestGuard:
+        return RequestGuard(self.auth, self.allowed_hosts, bound_host)

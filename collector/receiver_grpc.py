@@ -5,7 +5,10 @@ deserializer cannot read with INTERNAL, which says "ragpulse is broken" and whic
 where the client's message is what is wrong (INVALID_ARGUMENT, not retried). grpc itself enforces
 receiver.max_request_bytes (after decompression too; RESOURCE_EXHAUSTED), the cap on calls in
 progress (receiver.max_connections; RESOURCE_EXHAUSTED) and the idle timeout; those refusals happen
-before this module sees the call and are not counted in ragpulse's families.
+before this module sees the call and are not counted in ragpulse's families. With
+receiver.auth the call's `authorization` metadata must carry a token (UNAUTHENTICATED otherwise,
+counted); with receiver.tls the port speaks TLS, mutual with a client CA (grpc refuses a client
+without a valid certificate in the handshake).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.core.bus import BusFull
 from ragpulse.core.endpoints import format_endpoint
+from ragpulse.core.http_guard import RequestGuard
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 TRANSPORT = "grpc"
@@ -30,11 +34,18 @@ _RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
 
 class _TraceService:
-    def __init__(self, pipeline: CollectorPipeline, metrics: CollectorMetrics) -> None:
+    def __init__(self, pipeline: CollectorPipeline, metrics: CollectorMetrics, guard: RequestGuard) -> None:
         self._pipeline = pipeline
         self._metrics = metrics
+        self._guard = guard
 
     def export(self, body: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+        if self._guard.authenticates:
+            metadata = dict(context.invocation_metadata())
+            authorization = metadata.get("authorization")
+            if not self._guard.authorized(authorization if isinstance(authorization, str) else None):
+                self._count_refusal("invalid", "unauthenticated")
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong credentials")
         try:
             result = self._pipeline.consume_export_request(decode_protobuf(body), TRANSPORT)
         except OtlpDecodeError as e:
@@ -74,13 +85,20 @@ class OtlpGrpcReceiver:
             # Calls beyond the workers wait in a queue, each holding its message: bounded too.
             maximum_concurrent_rpcs=config.max_connections,
         )
-        service = _TraceService(pipeline, metrics)
+        service = _TraceService(pipeline, metrics, config.guard(host))
         # No request_deserializer: the handler gets the bytes and decodes them itself.
         handler = grpc.unary_unary_rpc_method_handler(
             service.export, response_serializer=ExportTraceServiceResponse.SerializeToString
         )
         self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(SERVICE, {"Export": handler})])
-        self.port = self._server.add_insecure_port(format_endpoint(host, port))
+        address = format_endpoint(host, port)
+        if config.tls.enabled:
+            key, chain, client_ca = config.tls.read()
+            credentials = grpc.ssl_server_credentials(
+                [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None)
+            self.port = self._server.add_secure_port(address, credentials)
+        else:
+            self.port = self._server.add_insecure_port(address)
         if self.port == 0:
             raise OSError(f"cannot listen for OTLP gRPC on {host}:{port}")
         self.endpoint = format_endpoint(host, self.port)

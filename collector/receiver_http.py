@@ -3,8 +3,9 @@
 Responses follow the OTLP spec: 200 with an ExportTraceServiceResponse (partial success when
 spans were refused) in the request's encoding, 4xx with a google.rpc.Status that says what is
 wrong (and which receiver.* limit, when one was hit), 503 with Retry-After when the bus pushes back
-so the exporter retries. Connection limits (count, read and idle timeouts) are the HTTP server's
-(ragpulse.core.http_server); body framing and size are collector/http_body.py's.
+so the exporter retries. The Host header and credentials are checked first, before the body is read
+(ragpulse.core.http_guard: 421, 401). TLS and the connection limits (count, read and idle timeouts)
+are the HTTP server's (ragpulse.core.http_server); body framing and size are collector/http_body.py's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.core.bus import BusFull
+from ragpulse.core.http_guard import RequestGuard
 from ragpulse.core.http_server import BackgroundHTTPServer
+from ragpulse.core.settings import key
 
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"
@@ -37,8 +40,9 @@ class OtlpHttpReceiver(BackgroundHTTPServer):
         self, host: str, port: int, pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig
     ) -> None:
         super().__init__(
-            host, port, _handler_class(pipeline, metrics, config), "otlp-http",
+            host, port, _handler_class(pipeline, metrics, config, config.guard(host)), "otlp-http",
             limits=config.connection_limits(), on_refused=lambda: _count_refusal(metrics, "connections"),
+            tls=config.tls.server_context(key("receiver", "tls")) if config.tls.enabled else None,
         )
 
 
@@ -49,7 +53,7 @@ def _count_refusal(metrics: CollectorMetrics, reason: str) -> None:
 
 
 def _handler_class(
-    pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig
+    pipeline: CollectorPipeline, metrics: CollectorMetrics, config: ReceiverConfig, guard: RequestGuard
 ) -> type[BaseHTTPRequestHandler]:
     max_bytes = config.max_request_bytes
 
@@ -62,6 +66,12 @@ def _handler_class(
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib naming
             answer_type = PROTOBUF if media_type(self.headers.get("Content-Type")) == PROTOBUF else JSON
+            refusal = guard.check(self.headers.get("Host"), self.headers.get("Authorization"))
+            if refusal is not None:
+                self.close_connection = True  # the body is not read
+                _count_refusal(metrics, refusal.reason)
+                self._reply_status(refusal.status, refusal.message, answer_type, dict(refusal.headers))
+                return
             if self.path.split("?", 1)[0] != TRACES_PATH:
                 self.close_connection = True  # the body is not read
                 self._reply_status(404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}", answer_type)
@@ -113,6 +123,10 @@ def _handler_class(
             self.close_connection = True  # a body, if any, is not read
             self._reply_status(405, f"use POST {TRACES_PATH}", JSON, {"Allow": "POST"})
 
+        # Every other method HTTP defines is known and not allowed here (405), not unimplemented
+        # (the standard library's 501, which is for a method it has never heard of).
+        do_HEAD = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_TRACE = do_CONNECT = do_GET  # noqa: N815
+
         def _refuse(self, error: OtlpDecodeError, answer_type: str) -> None:
             _count_refusal(metrics, error.reason)
             self._reply_status(error.status, error.message, answer_type)
@@ -120,8 +134,8 @@ def _handler_class(
         def _reply_status(
             self, code: int, message: str, answer_type: str, headers: dict[str, str] | None = None
         ) -> None:
-            # gRPC status codes for the body: 3 INVALID_ARGUMENT, 14 UNAVAILABLE, 5 NOT_FOUND.
-            grpc_code = {503: 14, 404: 5}.get(code, 3)
+            # gRPC status codes for the body: 3 INVALID_ARGUMENT, 14 UNAVAILABLE, 5 NOT_FOUND, 16 UNAUTHENTICATED.
+            grpc_code = {503: 14, 404: 5, 401: 16}.get(code, 3)
             # The message may quote the client's text: whatever it holds, the answer must encode.
             safe = message.encode("utf-8", "backslashreplace").decode("utf-8")
             self._reply(code, Status(code=grpc_code, message=safe), answer_type, headers)
@@ -141,6 +155,7 @@ def _handler_class(
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if self.command != "HEAD":
+                self.wfile.write(payload)
 
     return Handler

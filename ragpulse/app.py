@@ -27,7 +27,7 @@ from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.estimates import EstimateBank
 from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, PrometheusScoreExporter
 from ragpulse.scorer.history import History
-from ragpulse.scorer.http_server import PageHandler, ScorerHttpServer
+from ragpulse.scorer.http_server import PageHandler, ScorerHttp
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
@@ -159,8 +159,7 @@ class OneProcess:
         # An exporter that gave up waiting for an answer that did come sends the record again.
         self.scorer = build_scorer(config, self.bus, self.registry, judge,
                                    deduper=RecentRecordIds(config.bus.memory.dedupe_window))
-        host, port = parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
-        self.http = ScorerHttpServer(host, port, self.registry, self.scorer.page)
+        self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
         self._stopped = threading.Event()
 
     def start(self) -> None:

@@ -31,6 +31,7 @@ from ragpulse.kafka.config import KafkaConfig
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.drift import DriftConfig
 from ragpulse.scorer.export_config import ExportConfig
+from ragpulse.scorer.web.page import PageConfig
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 _INT64 = 2**63
@@ -58,6 +59,8 @@ class Config:
     bus: BusConfig = field(default_factory=BusConfig)
     scorer: ScorerConfig = field(default_factory=ScorerConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
+    # The live page: served beside /metrics, on its own address, or not at all.
+    page: PageConfig = field(default_factory=PageConfig)
     drift: DriftConfig = field(default_factory=DriftConfig)
     # Where scores go besides /metrics and the live page.
     export: ExportConfig = field(default_factory=ExportConfig)

@@ -16,11 +16,10 @@ from ragpulse.app import build_collector, build_scorer
 from ragpulse.collector.kafka_publisher import KafkaRecordPublisher
 from ragpulse.collector.otlp_kafka_receiver import OtlpKafkaReceiver
 from ragpulse.config import Config, ConfigError
-from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.dedupe import RecentRecordIds
-from ragpulse.scorer.http_server import ScorerHttpServer
+from ragpulse.scorer.http_server import ScorerHttp
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks
@@ -56,8 +55,7 @@ class KafkaCollector:
             self.otlp_input = OtlpKafkaReceiver(
                 kafka, lambda request: pipeline.consume_export_request(request, "kafka"),
                 self.collector.metrics, before_commit=self.publisher.flush)
-        host, port = parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
-        self.http = ScorerHttpServer(host, port, self.registry)
+        self.http = ScorerHttp(config.prometheus, config.page, self.registry, None)
 
     def start(self) -> None:
         self.http.start()
@@ -93,8 +91,7 @@ class KafkaScorer:
                                             before_commit=self.sinks.flush)
         self.scorer = build_scorer(config, self.consumer, self.registry, judge, outputs=self.sinks,
                                    deduper=RecentRecordIds(kafka.dedupe_window))
-        host, port = parse_endpoint(config.prometheus.endpoint, "prometheus.endpoint")
-        self.http = ScorerHttpServer(host, port, self.registry, self.scorer.page)
+        self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
 
     def start(self) -> None:
         self.http.start()

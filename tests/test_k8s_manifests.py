@@ -5,6 +5,7 @@ real CLI parser; ports, probes, monitors and the autoscaler agree with the confi
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import shutil
 import subprocess
 import sys
@@ -114,6 +115,27 @@ def test_scorer_deployment_service_and_monitors_agree():
     app_labels = find("Deployment", "example-rag-app")["spec"]["template"]["metadata"]["labels"]
     assert pm["spec"]["selector"]["matchLabels"].items() <= app_labels.items()
     assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "collector-metrics"
+
+
+def is_loopback(endpoint: str, where: str) -> bool:
+    host, _ = parse_endpoint(endpoint, where)
+    return host == "localhost" or ipaddress.ip_address(host).is_loopback
+
+
+def test_record_text_stays_off_the_pod_network():
+    """/metrics may listen on the pod IP for scraping; the live page, which shows questions and
+    answers, only on loopback (kubectl port-forward) or not at all; nor is its port declared."""
+    cfg = config_of("ragpulse-scorer-config")
+    assert not is_loopback(cfg.prometheus.endpoint, "prometheus.endpoint"), "Prometheus must reach /metrics"
+    if cfg.page.enabled:
+        assert cfg.page.endpoint and is_loopback(cfg.page.endpoint, "page.endpoint"), \
+            "the live page would be served beside /metrics on the pod network"
+        _, page_port = parse_endpoint(cfg.page.endpoint, "page.endpoint")
+        assert page_port not in [p["containerPort"] for p in container("ragpulse-scorer", "scorer")["ports"]]
+    # The collector sidecar serves no page (`ragpulse collector`), and takes spans on loopback only.
+    cfg = config_of("ragpulse-collector-config")
+    assert parsed_args(container("example-rag-app", "ragpulse-collector")).command == "collector"
+    assert all(is_loopback(e, "receiver") for e in (cfg.receiver.grpc_endpoint, cfg.receiver.http_endpoint))
 
 
 def test_keda_scales_the_scorer_on_the_real_topic_and_group():

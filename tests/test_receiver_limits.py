@@ -100,7 +100,7 @@ def post_raw(endpoint: str, head: str, body: bytes = b"") -> tuple[int, str, boo
     """Send a request with hand-written headers; the status, the Status message, and whether the
     server closed the connection afterwards."""
     with connect(endpoint) as sock:
-        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode("latin-1") + body)
+        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode("latin-1") + body)
         code, headers, payload = read_response(sock)
         return code, status_message(headers, payload), closed_by_server(sock)
 
@@ -158,7 +158,7 @@ def test_a_body_sent_a_byte_at_a_time_is_cut_off_at_the_read_timeout(receivers: 
     """Each byte arrives well within the read timeout; the request as a whole does not."""
     body = one_span_body()
     with connect(receivers.http) as sock:
-        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode())
         for byte in body:
             if select.select([sock], [], [], 0.2)[0]:
@@ -184,7 +184,7 @@ def test_slow_headers_are_cut_off_too(receivers: Receivers) -> None:
 def test_idle_keep_alive_connection_is_closed(receivers: Receivers) -> None:
     with connect(receivers.http) as sock:
         body = one_span_body()
-        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+        sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
         code, headers, _ = read_response(sock)
         assert code == 200 and "close" not in headers.get("Connection", "")
@@ -237,8 +237,9 @@ def test_broken_chunked_framing_is_400(receivers: Receivers, framed: bytes) -> N
 
 def test_unknown_path_with_a_body_closes_rather_than_read_the_body_as_a_request(receivers: Receivers) -> None:
     with connect(receivers.http) as sock:
-        smuggled = b"GET /v1/traces HTTP/1.1\r\nHost: x\r\n\r\n"
-        sock.sendall(f"POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: {len(smuggled)}\r\n\r\n".encode() + smuggled)
+        smuggled = b"GET /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        sock.sendall(f"POST /other HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(smuggled)}\r\n\r\n".encode()
+                     + smuggled)
         code, _, _ = read_response(sock)
         assert code == 404 and closed_by_server(sock)
 

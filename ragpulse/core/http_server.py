@@ -7,6 +7,9 @@ thread and closed), a request must arrive whole within `read_timeout_s` of its f
 write of the answer gets as long), and a keep-alive connection with no request for
 `idle_timeout_s` is closed. Without these, one client could hold threads and memory forever: the
 standard library's server reads with no timeout and starts a thread per connection.
+
+With a TLS context the handshake runs on the connection's own thread, within `read_timeout_s`, so a
+client that stalls it holds one slot for that long and never the accepting thread.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 import logging
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -43,10 +47,11 @@ class BackgroundHTTPServer:
         name: str,
         limits: ConnectionLimits = ConnectionLimits(),
         on_refused: Callable[[], None] = lambda: None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """`on_refused` is called (on the accepting thread) for each connection refused at the cap."""
         self._host = host
-        self._server = _BoundedServer((host, port), handler, limits, on_refused)
+        self._server = _BoundedServer((host, port), handler, limits, on_refused, tls)
         self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
 
     @property
@@ -170,8 +175,10 @@ class _BoundedServer(ThreadingHTTPServer):
         handler: type[BaseHTTPRequestHandler],
         limits: ConnectionLimits,
         on_refused: Callable[[], None],
+        tls: ssl.SSLContext | None,
     ) -> None:
         self.limits = limits
+        self._tls = tls
         self._slots = threading.BoundedSemaphore(limits.max_connections)
         self._busy = _busy_response(limits.max_connections)
         self._on_refused = on_refused
@@ -193,13 +200,33 @@ class _BoundedServer(ThreadingHTTPServer):
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
+            if self._tls is not None:
+                request = self._handshake(request, client_address)
+                if request is None:
+                    return
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
 
+    def _handshake(self, request: socket.socket, client_address: Any) -> ssl.SSLSocket | None:
+        assert self._tls is not None
+        try:
+            request.settimeout(self.limits.read_timeout_s)
+            wrapped = self._tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+            wrapped.do_handshake()
+            return wrapped
+        except (OSError, ValueError) as e:  # ssl.SSLError is an OSError; a timeout too
+            log.debug("TLS handshake with %s failed: %s", client_address, e)
+            self.shutdown_request(request)
+            return None
+
     def _refuse(self, request: socket.socket) -> None:
         """Answer without waiting on the client: this is the accepting thread."""
         self._on_refused()
+        if self._tls is not None:
+            # An answer needs a handshake, which would make this thread wait on the client.
+            self.shutdown_request(request)
+            return
         try:
             request.setblocking(False)
             request.sendall(self._busy)
@@ -235,6 +262,8 @@ class _BoundedServer(ThreadingHTTPServer):
             self._closing = True
             for connection in self._idle:
                 try:
-                    connection.shutdown(socket.SHUT_RDWR)
+                    # The plain socket's shutdown, also under TLS: SSLSocket.shutdown would drop
+                    # its TLS state under the thread that is reading from it.
+                    socket.socket.shutdown(connection, socket.SHUT_RDWR)
                 except OSError:
                     pass

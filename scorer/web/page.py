@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.core.settings import key
 from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.history import History
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
@@ -38,6 +41,25 @@ _COUNTERS = {
     "ragpulse_judge_cost_usd_total": "judge",
 }
 MAX_TEXT = 400  # characters of one statement shown (the page is an overview, not a record viewer)
+# Everything comes from this server: no CDN, no inline script or style, nothing fetched elsewhere;
+# and no other site may frame the page (clickjacking). Sent as a header on every answer: a header
+# covers what a meta tag cannot (frame-ancestors) and the JSON and script files too.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                           "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+@dataclass
+class PageConfig:
+    # Serve the live page. It shows record text (questions, answers, statements): turn it off, or
+    # give it its own loopback address, where /metrics must be reachable from other hosts.
+    enabled: bool = True
+    # Its own listen address (HOST:PORT; port 0: the system picks one); empty: beside /metrics on
+    # prometheus.endpoint. prometheus.auth, allowed_hosts and tls apply here too.
+    endpoint: str = ""
+
+    def validate(self, where: str) -> None:
+        if self.endpoint:
+            parse_endpoint(self.endpoint, key(where, "endpoint"))
 
 
 class LivePage:
