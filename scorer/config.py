@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, METRIC_NAMES
+from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_METRICS, METRIC_NAMES
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
@@ -18,8 +18,8 @@ class ScorerConfig:
     judge: str = "local"
     # Settings of the `openai` judge; required when judge is openai.
     openai: OpenAIJudgeConfig | None = None
-    # Metrics computed for every record.
-    metrics: list[str] = field(default_factory=lambda: list(METRIC_NAMES))
+    # Metrics computed for every record (context_precision is opt-in: one more judge call a record).
+    metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
     # Questions generated from each answer for answer relevancy (the paper's n).
     answer_relevancy_questions: int = 3
     # Records scored at the same time; with the local judge the CPU is the limit.

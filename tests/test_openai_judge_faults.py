@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from fault_injecting_openai_server import FaultInjectingOpenAIServer
 
+from ragpulse.core.metric_names import DEFAULT_METRICS
 from ragpulse.core.settings import ConfigError
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
 from ragpulse.scorer.judge.budget import Budget
@@ -62,9 +63,9 @@ def record(answer: str = "Paris is the capital of France. It has 2 million peopl
 
 def score_all(judge: OpenAIJudge, rec: RecordText) -> tuple[dict[str, float], dict[str, Usage]]:
     scores, usages = {}, {}
-    for name, metric in METRICS.items():
+    for name in DEFAULT_METRICS:
         usages[name] = Usage()
-        scores[name], _ = metric(judge, rec, usages[name])
+        scores[name], _ = METRICS[name](judge, rec, usages[name])
     return scores, usages
 
 

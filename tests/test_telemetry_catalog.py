@@ -14,7 +14,7 @@ from ragpulse.app import build_collector, build_scorer
 from ragpulse.config import Config
 from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import InProcessBus
-from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, METRIC_NAMES
+from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_METRICS, METRIC_NAMES
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.scorer.config import ScorerConfig
@@ -100,7 +100,7 @@ def test_metric_names_come_from_one_list():
     from ragpulse.scorer.metrics import METRICS
 
     assert tuple(METRICS) == METRIC_NAMES
-    assert ScorerConfig().metrics == list(METRIC_NAMES) == DriftConfig().metrics
+    assert ScorerConfig().metrics == list(DEFAULT_METRICS) and DriftConfig().metrics == list(METRIC_NAMES)
     assert ScorerConfig().bad_event_threshold == DEFAULT_BAD_EVENT_THRESHOLDS
     scores = {spec.name for spec in catalog.FAMILIES if spec.kind == "histogram" and "service" in spec.labels}
     assert scores == {f"ragpulse_{name}_score" for name in METRIC_NAMES}

@@ -7,8 +7,12 @@ scorer.bad_event_threshold, drift.metrics) and the keys of scorer/metrics' funct
 
 from __future__ import annotations
 
-METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy")
+METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_relevancy", "context_precision")
+
+# Computed for every record unless scorer.metrics says otherwise: the Ragas paper's three. The
+# others cost the `openai` judge one more call a record each, so they are chosen, not imposed.
+DEFAULT_METRICS = METRIC_NAMES[:3]
 
 # A score below its threshold is a bad event for the error-budget alerts (the defaults of
 # scorer.bad_event_threshold).
-DEFAULT_BAD_EVENT_THRESHOLDS = dict(zip(METRIC_NAMES, (0.5, 0.5, 0.2), strict=True))
+DEFAULT_BAD_EVENT_THRESHOLDS = dict(zip(METRIC_NAMES, (0.5, 0.5, 0.2, 0.5), strict=True))

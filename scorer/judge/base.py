@@ -92,3 +92,8 @@ class Judge(Protocol):
     def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
         """L2-normalised embeddings, one row per text."""
         ...
+
+    def useful_contexts(self, rec: RecordText, usage: Usage) -> list[float]:
+        """For each retrieved context, in rank order, the degree in [0, 1] to which it was useful
+        in arriving at the answer given (context precision without a reference)."""
+        ...

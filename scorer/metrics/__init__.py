@@ -2,6 +2,7 @@
 
 from ragpulse.scorer.metrics.answer_relevancy import answer_relevancy
 from ragpulse.scorer.metrics.base import Metric, MetricFailure
+from ragpulse.scorer.metrics.context_precision import context_precision
 from ragpulse.scorer.metrics.context_relevancy import context_relevancy
 from ragpulse.scorer.metrics.faithfulness import faithfulness
 
@@ -9,6 +10,7 @@ METRICS: dict[str, Metric] = {
     "faithfulness": faithfulness,
     "answer_relevancy": answer_relevancy,
     "context_relevancy": context_relevancy,
+    "context_precision": context_precision,
 }
 
 __all__ = ["METRICS", "Metric", "MetricFailure"]

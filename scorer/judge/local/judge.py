@@ -48,6 +48,7 @@ from ragpulse.scorer.judge.local.text import (
     name_tokens,
     token_spans,
 )
+from ragpulse.scorer.judge.local.usefulness import usefulness
 from ragpulse.scorer.sentences import context_sentences
 
 # Share of the cosine that comes from lexical overlap (the rest from static embeddings).
@@ -234,6 +235,15 @@ class LocalJudge:
         vectors = ctx.vectors if ctx.sentences == sentences else self.embed(sentences, usage)
         sims = vectors @ self.embed([rec.question], usage)[0]
         return _need(sims)
+
+    # -- context precision --------------------------------------------------------------------
+
+    def useful_contexts(self, rec: RecordText, usage: Usage) -> list[float]:
+        start = time.perf_counter()
+        useful = usefulness(rec.question, rec.contexts, rec.answer)
+        usage.calls += 1
+        usage.seconds += time.perf_counter() - start
+        return useful
 
 
 def _unit_rows(m: np.ndarray) -> np.ndarray:

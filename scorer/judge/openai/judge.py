@@ -127,6 +127,19 @@ class OpenAIJudge:
 
         return self._cached((prompt.task, prompt.system, prompt.user), ask)
 
+    def useful_contexts(self, rec: RecordText, usage: Usage) -> list[float]:
+        prompt = prompts.useful_contexts(rec.question, rec.contexts, rec.answer)
+        n = len(rec.contexts)
+
+        def ask() -> list[float]:
+            obj, _ = self._ask(prompt, usage, check=lambda o: verdict_ids(o, n))
+            useful = [0.0] * n
+            for i, verdict in zip(verdict_ids(obj, n), obj["verdicts"], strict=True):
+                useful[i] = 1.0 if verdict["useful"] else 0.0
+            return useful
+
+        return self._cached((prompt.task, prompt.system, prompt.user), ask)
+
     def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
         if self.config.embedding_model is None:
             if self._fallback_embedder is None:
