@@ -43,16 +43,28 @@ def decompress(body: bytes, content_encoding: str | None, max_bytes: int) -> byt
         return body
     if encoding not in ("gzip", "deflate"):
         raise OtlpDecodeError(415, f"unsupported Content-Encoding {encoding!r}; use gzip or none", "unsupported")
-    # Bounded inflation so a small compressed bomb cannot exhaust memory.
-    inflater = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
-    try:
-        out = inflater.decompress(body, max_bytes + 1)
-    except zlib.error as e:
-        raise OtlpDecodeError(400, f"body is not valid {encoding}: {e}") from e
-    if len(out) > max_bytes or inflater.unconsumed_tail:
-        raise OtlpDecodeError(
-            413, f"decompressed body exceeds receiver.max_request_bytes ({max_bytes} bytes)", "too_large")
-    return out
+    out = bytearray()
+    rest = body
+    # A gzip body may be several members one after another (RFC 1952; Go's exporters and gzip -c
+    # a b write them): each is inflated in turn. A stream that stops short is refused, not taken
+    # for the whole body: a cut protobuf can still parse, with spans silently missing.
+    while True:
+        # Bounded inflation so a small compressed bomb cannot exhaust memory.
+        inflater = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+        try:
+            out += inflater.decompress(rest, max_bytes + 1 - len(out))
+        except zlib.error as e:
+            raise OtlpDecodeError(400, f"body is not valid {encoding}: {e}") from e
+        if len(out) > max_bytes or inflater.unconsumed_tail:
+            raise OtlpDecodeError(
+                413, f"decompressed body exceeds receiver.max_request_bytes ({max_bytes} bytes)", "too_large")
+        if not inflater.eof:
+            raise OtlpDecodeError(400, f"body is not valid {encoding}: the compressed stream ends early")
+        rest = inflater.unused_data
+        if not rest:
+            return bytes(out)
+        if encoding != "gzip":
+            raise OtlpDecodeError(400, f"body is not valid {encoding}: {len(rest)} bytes after the stream's end")
 
 
 def decode_request(

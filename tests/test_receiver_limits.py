@@ -342,3 +342,24 @@ def _varint(n: int) -> bytes:
         n >>= 7
         if not n:
             return bytes(out)
+
+
+def test_gzip_cut_short_is_400_not_a_silently_shorter_body(receivers: Receivers) -> None:
+    """Half a gzip stream inflates to a prefix of the body, and a prefix of a protobuf body can
+    parse: it must be refused, not taken with its spans missing."""
+    squeezed = gzip.compress(one_span_body())
+    for cut in (squeezed[: len(squeezed) - 8], squeezed[: len(squeezed) // 2]):
+        code, _, payload = _post(receivers, cut, {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"})
+        assert code == 400 and "ends early" in Status.FromString(payload).message
+    assert receivers.bus.depth() == 0
+
+
+def test_gzip_members_one_after_another_are_one_body(receivers: Receivers) -> None:
+    request, scope = rag_request("members")
+    add_rag_span(scope, b"\x01" * 16, b"\x02" * 8)
+    add_rag_span(scope, b"\x03" * 16, b"\x04" * 8)
+    body = request.SerializeToString()
+    half = len(body) // 2
+    members = gzip.compress(body[:half]) + gzip.compress(body[half:])
+    code, _, _ = _post(receivers, members, {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"})
+    assert code == 200 and receivers.bus.depth() == 2
