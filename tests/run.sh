@@ -6,7 +6,7 @@
 #   - the llama.cpp OpenAI-compatible server and its GGUF model into a venv
 #     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after),
 #   - Jaeger v2, the tracing backend the scorer writes evaluations to, built from the Go module
-#     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 16 minutes cold on 2 busy cores, idempotent after).
+#     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 13 minutes cold on 2 busy cores, idempotent after).
 # RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."

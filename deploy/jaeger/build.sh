@@ -10,8 +10,8 @@
 #   JAEGER_VERSION=v1.76.0 deploy/jaeger/build.sh
 #
 # Cost, measured cold on the project's 2-core machine while other test runs kept it busy (load 9-11):
-# 16 min wall (13 to download ~1 GB of modules and compile, 3 to delete the caches), 7.8 CPU-minutes.
-# The binary is 121 MB.
+# 13 min wall to download ~1 GB of modules and compile (7.8 CPU-minutes), then 3 min to delete the
+# caches, now in the background. The binary is 121 MB.
 set -euo pipefail
 
 home="${RAGPULSE_JAEGER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/ragpulse/jaeger}"
@@ -29,7 +29,9 @@ command -v go >/dev/null || { echo "build.sh: go (1.24 or newer) is required" >&
 # Build into a fresh directory and swap it in: an interrupted build never leaves a binary that
 # VERSION vouches for.
 mkdir -p "$home"
-rm -rf "$home/bin.tmp"
+# What an interrupted build or deletion left behind (the caches of an interrupted build stay: the
+# retry goes on from them).
+rm -rf "$home/bin.tmp" "$home"/.trash.*
 export GOMODCACHE="$home/gomodcache" GOCACHE="$home/gocache" GOBIN="$home/bin.tmp"
 export GOFLAGS="-trimpath -modcacherw" CGO_ENABLED=0
 # Not `go install module@version`: Jaeger's go.mod has replace directives, which that refuses. The
@@ -39,7 +41,12 @@ src="$(go mod download -json "github.com/jaegertracing/jaeger@$version" | sed -n
 (cd "$src" && go build -o "$GOBIN/jaeger" ./cmd/jaeger)
 rm -rf "$home/bin"
 mv "$home/bin.tmp" "$home/bin"
-# The module and build caches (~3 GB) would only speed up building another version.
-rm -rf "$home/gomodcache" "$home/gocache"
+# The module and build caches (~3 GB) would only speed up building another version. Deleting them
+# took 3 minutes of a busy disk: they are moved aside at once and deleted in the background, which
+# nothing waits for.
+trash="$home/.trash.$$"
+mkdir "$trash"
+mv "$home/gomodcache" "$home/gocache" "$trash/"
+nohup rm -rf "$trash" >/dev/null 2>&1 &
 echo "$version" > "$home/VERSION"
 echo "jaeger $version: $home/bin/jaeger"
