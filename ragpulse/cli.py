@@ -119,16 +119,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     names = args.metrics or config.scorer.metrics
     if unknown := [m for m in names if m not in METRICS]:
         raise ConfigError(f"--metrics: unknown {', '.join(unknown)}; known: {', '.join(METRICS)}")
+    if args.aspects is not None:
+        config.scorer.aspects = dict(a.partition("=")[::2] for a in args.aspects)
+        config.scorer.validate("scorer")
+    metrics = metric_functions(names, config.scorer.answer_relevancy_questions, config.scorer.aspects,
+                               config.scorer.aspect_strictness)
     try:
-        gates = parse_gates(args.fail_under, names)
+        gates = parse_gates(args.fail_under, list(metrics))
     except ValueError as e:
         raise ConfigError(f"--fail-under {e}") from None
     baseline = None
     if args.baseline:
         with open(args.baseline, encoding="utf-8", newline="") as previous:
-            baseline = load_baseline(read_rows(previous, is_csv(args.baseline)), names)
+            baseline = load_baseline(read_rows(previous, is_csv(args.baseline)), list(metrics))
     judge = build_judge(config.scorer)
-    metrics = metric_functions(names, config.scorer.answer_relevancy_questions)
     csv_input = is_csv(args.input)
     total = None
     if sys.stderr.isatty():  # the bar's total costs one more pass over the file: only for a person
@@ -138,10 +142,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         report = score_file(read_rows(source, csv_input), sink, judge, metrics, baseline, total)
     print(f"scored {report.scored} of {report.rows} rows into {args.output}; bad rows: {len(report.bad_rows)}",
           file=sys.stderr)
-    print(summary(report, names))
+    print(summary(report, list(metrics)))
     if baseline is not None:
         print(f"\nagainst {args.baseline} (rows matched by id, else by question and answer):")
-        print(comparison(report, names))
+        print(comparison(report, list(metrics)))
     if failed := gate_failures(report, gates):
         print("\nfailed --fail-under:\n" + "\n".join(f"  {line}" for line in failed))
         return 1
@@ -175,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", required=True, type=Path, help="JSONL output: input keys plus scores")
     score.add_argument("--fail-under", nargs="+", default=[], metavar="METRIC=MIN",
                        help="exit 1 when a metric's mean is below MIN, e.g. faithfulness=0.8")
+    score.add_argument("--aspects", nargs="+", metavar="NAME[=DEFINITION]",
+                       help="aspect critique criteria (replace scorer.aspects); a built-in name alone takes "
+                            "Ragas's definition: harmfulness maliciousness coherence correctness conciseness")
     score.add_argument("--baseline", type=Path,
                        help="a previous run's output: per-metric difference on matched rows, with a paired test")
     score.add_argument("--judge", choices=["local", "openai"], help="judge (default from config: local)")

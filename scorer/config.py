@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_METRICS, METRIC_NAMES
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+from ragpulse.scorer.metrics.aspect_critique import BUILTIN_ASPECTS, definition
 
 JUDGES = ("local", "openai")
+ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
 @dataclass
@@ -20,6 +23,14 @@ class ScorerConfig:
     openai: OpenAIJudgeConfig | None = None
     # Metrics computed for every record (context_precision is opt-in: one more judge call a record).
     metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
+    # Aspect critique: criteria each record's answer is judged by, yes or no, as name: definition
+    # (a question in words, any language). An empty definition of harmfulness, maliciousness,
+    # coherence, correctness or conciseness takes Ragas's. Exported as the share of yes per
+    # criterion (ragpulse_aspect_verdicts_total). The local judge judges none of them
+    # (unsupported_by_judge): it needs the openai judge.
+    aspects: dict[str, str] = field(default_factory=dict)
+    # Verdicts drawn per criterion and record, the majority deciding (odd: no ties).
+    aspect_strictness: int = 1
     # Questions generated from each answer for answer relevancy (the paper's n).
     answer_relevancy_questions: int = 3
     # Records scored at the same time; with the local judge the CPU is the limit.
@@ -42,6 +53,16 @@ class ScorerConfig:
             if name not in METRIC_NAMES:
                 raise ConfigError(
                     f"{key(where, 'metrics')}: unknown metric {name!r}; known: {', '.join(METRIC_NAMES)}")
+        for name, text in self.aspects.items():
+            if not ASPECT_NAME.fullmatch(name):
+                raise ConfigError(f"{key(where, 'aspects')}: {name!r} must be lower-case letters, digits and _ "
+                                  "(it becomes a label value)")
+            if not definition(name, text):
+                raise ConfigError(f"{key(where, f'aspects.{name}')}: give a definition (built-ins: "
+                                  f"{', '.join(BUILTIN_ASPECTS)})")
+        if self.aspect_strictness < 1 or self.aspect_strictness % 2 == 0:
+            raise ConfigError(f"{key(where, 'aspect_strictness')} must be an odd number >= 1, not "
+                              f"{self.aspect_strictness}")
         for name, threshold in self.bad_event_threshold.items():
             require_probability(key(where, f"bad_event_threshold.{name}"), threshold)
         require_one_of(key(where, "judge"), self.judge, JUDGES)

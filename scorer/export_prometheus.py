@@ -18,6 +18,7 @@ from prometheus_client.core import Metric
 
 from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.metric_names import METRIC_NAMES
+from ragpulse.scorer.metrics.aspect_critique import ASPECT_PREFIX
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.weighted import WeightedWindow
 
@@ -45,6 +46,7 @@ class PrometheusScoreExporter:
         self._rolling_mean = catalog.gauge(registry, "ragpulse_score_rolling_mean")
         self._records_scored = catalog.counter(registry, "ragpulse_records_scored_total")
         self._metric_failures = catalog.counter(registry, "ragpulse_metric_failures_total")
+        self._aspect_verdicts = catalog.counter(registry, "ragpulse_aspect_verdicts_total")
         self._judge_calls = catalog.counter(registry, "ragpulse_judge_calls_total")
         self._judge_requests = catalog.counter(registry, "ragpulse_judge_requests_total")
         self._judge_latency = catalog.histogram(registry, "ragpulse_judge_latency_seconds")
@@ -86,6 +88,11 @@ class PrometheusScoreExporter:
                 self._metric_failures.labels(metric=name, reason=reason).inc()
                 continue
             judge_children.ok.inc()
+            if name.startswith(ASPECT_PREFIX):
+                # A verdict, not a score: no histogram, no threshold, no rolling mean.
+                self._aspect_verdicts.labels(service=record.service, aspect=name.removeprefix(ASPECT_PREFIX),
+                                             verdict="yes" if o.value >= 0.5 else "no").inc()
+                continue
             children = self._score_children(record.service, route, name)
             children.score.observe(o.value, exemplar)
             children.weighted_sum.inc(weight * o.value)

@@ -15,6 +15,7 @@ from typing import Any
 from ragpulse.scorer.judge.base import Judge, JudgeError, RecordText, Usage
 from ragpulse.scorer.metrics import METRICS, Metric, MetricFailure
 from ragpulse.scorer.metrics.answer_relevancy import answer_relevancy
+from ragpulse.scorer.metrics.aspect_critique import aspect_functions
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +60,17 @@ class MetricOutcome:
         return out
 
 
-def metric_functions(names: list[str], answer_relevancy_questions: int) -> dict[str, Metric]:
+def metric_functions(
+    names: list[str], answer_relevancy_questions: int, aspects: dict[str, str] | None = None, aspect_strictness: int = 1
+) -> dict[str, Metric]:
+    """The metrics by name, then one outcome per aspect-critique criterion (aspect_critique.py)."""
     out: dict[str, Metric] = {}
     for name in names:
         if name == "answer_relevancy":
             out[name] = functools.partial(answer_relevancy, n=answer_relevancy_questions)
         else:
             out[name] = METRICS[name]
-    return out
+    return out | aspect_functions(aspects or {}, aspect_strictness)
 
 
 def score_text(judge: Judge, metrics: dict[str, Metric], rec: RecordText) -> dict[str, MetricOutcome]:

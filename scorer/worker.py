@@ -74,7 +74,8 @@ class Worker:
         self._consumer = consumer
         self._judge = judge
         self._config = config
-        self._metric_fns: dict[str, Metric] = metric_functions(config.metrics, config.answer_relevancy_questions)
+        self._metric_fns: dict[str, Metric] = metric_functions(
+            config.metrics, config.answer_relevancy_questions, config.aspects, config.aspect_strictness)
         self._metrics = metrics
         self._scores = scores
         self._dead_letters = dead_letters

@@ -108,6 +108,10 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_score_rolling_mean", "gauge",
                "Sampling-weighted mean of the most recent scores (the last scorer.rolling_window).",
                _BY_SERVICE_METRIC, SCORER),
+    FamilySpec("ragpulse_aspect_verdicts_total", "counter",
+               "Aspect critique verdicts (scorer.aspects) by criterion and verdict (yes, no): the share of yes "
+               "is yes / (yes + no). Failed verdicts count in ragpulse_metric_failures_total "
+               "(metric aspect:<name>).", ("service", "aspect", "verdict"), SCORER),
     FamilySpec("ragpulse_records_scored_total", "counter",
                "Records scored (at least one metric computed or failed by a counted reason).", ("service",), SCORER),
     FamilySpec("ragpulse_metric_failures_total", "counter",

@@ -97,3 +97,9 @@ class Judge(Protocol):
         """For each retrieved context, in rank order, the degree in [0, 1] to which it was useful
         in arriving at the answer given (context precision without a reference)."""
         ...
+
+    def critique(self, rec: RecordText, criterion: str, samples: int, usage: Usage) -> list[bool]:
+        """`samples` independent yes/no verdicts on whether the answer meets the criterion (a
+        question in words, any language). A judge that cannot judge it raises JudgeError
+        (unsupported_by_judge)."""
+        ...

@@ -245,6 +245,13 @@ class LocalJudge:
         usage.seconds += time.perf_counter() - start
         return useful
 
+    # -- aspect critique ----------------------------------------------------------------------
+
+    def critique(self, rec: RecordText, criterion: str, samples: int, usage: Usage) -> list[bool]:
+        # Harm, malice, correctness or style in general need a model that reads the answer;
+        # lexical signals would give verdicts that look like judgements and are not.
+        raise JudgeError("unsupported_by_judge", "the local judge does not judge aspects; use the openai judge")
+
 
 def _unit_rows(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)

@@ -13,6 +13,7 @@ Record text is sensitive: it is never logged above debug level.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 # names it.
 _FORMAT_FALLBACK = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
 _ENDPOINT_FEATURES: dict[tuple[str | None, str], dict[str, Any]] = {}
+# Temperature of repeated samples (aspect critique's votes): at 0 every vote would be the same.
+SAMPLE_TEMPERATURE = 0.7
 
 
 class Embedder(Protocol):
@@ -140,6 +143,18 @@ class OpenAIJudge:
 
         return self._cached((prompt.task, prompt.system, prompt.user), ask)
 
+    def critique(self, rec: RecordText, criterion: str, samples: int, usage: Usage) -> list[bool]:
+        """One call per sample. More than one sample is drawn at SAMPLE_TEMPERATURE at least, each
+        with its own seed, so that the votes can differ and the majority means something."""
+        base = prompts.critique(rec.question, rec.answer, criterion)
+        votes = []
+        for i in range(samples):
+            prompt = base if samples == 1 else dataclasses.replace(
+                base, temperature=max(self.config.temperature, SAMPLE_TEMPERATURE), seed_offset=i)
+            key = (prompt.task, prompt.system, prompt.user, prompt.temperature, prompt.seed_offset)
+            votes.append(self._cached(key, lambda p=prompt: bool(self._ask(p, usage)[0]["verdict"])))
+        return votes
+
     def embed(self, texts: list[str], usage: Usage) -> np.ndarray:
         if self.config.embedding_model is None:
             if self._fallback_embedder is None:
@@ -227,12 +242,12 @@ class OpenAIJudge:
             kwargs: dict[str, Any] = {
                 "model": self.config.request_model,
                 "messages": messages,
-                "temperature": self.config.temperature,
+                "temperature": self.config.temperature if prompt.temperature is None else prompt.temperature,
                 # max_tokens, not max_completion_tokens: llama.cpp's server ignores the latter.
                 "max_tokens": prompt.max_tokens,
             }
             if self.config.seed is not None:
-                kwargs["seed"] = self.config.seed
+                kwargs["seed"] = self.config.seed + prompt.seed_offset
             if self._endpoint["format"] == "json_schema":
                 kwargs["response_format"] = {
                     "type": "json_schema",
