@@ -15,7 +15,9 @@ logs and link them. A child span is on the trace everywhere, under the answer it
 
 Export never blocks scoring: spans go through the SDK's BatchSpanProcessor on its own thread, at
 most `export.otlp.max_queue` of them waiting (beyond, the new record's span is dropped), and every
-span is counted by outcome (ragpulse_evaluation_spans_total).
+span is counted by outcome (ragpulse_evaluation_spans_total). Spans still waiting when the process
+ends are sent on the way out (the SDK's provider shuts down at exit, within export.otlp.timeout_s
+per batch).
 """
 
 from __future__ import annotations

@@ -145,7 +145,9 @@ def test_evaluations_sit_on_the_evaluated_trace_in_jaeger(tmp_path, jaeger, prot
         question, contexts, good, bad = CORPUS[0]
         unfaithful = app.answer(question, contexts, bad)
         faithful = app.answer(question, contexts, good)
-        proc.wait_for("ragpulse_evaluation_spans_total", 2, outcome="exported")
+        proc.wait_for("ragpulse_records_scored_total", 2, service="support-bot")
+        # Stopped at once, inside the processor's batching delay: what waits is sent on the way out.
+        assert proc.stop() == 0
         for trace_id, label in ((unfaithful, "fail"), (faithful, "pass")):
             found = jaeger.wait_for_spans(trace_id, 2)
             spans = {s["operationName"]: s for s in found["spans"]}
