@@ -79,7 +79,7 @@ def main() -> int:
                     if rng.random() < args.grpc_share:
                         case = grpc_case(rng, seeds)
                         outcome = run_grpc(export, case, args.case_timeout)
-                        finding = check_grpc(outcome)
+                        finding = check_grpc(case, outcome)
                     else:
                         case = http_case(rng, seeds)
                         outcome = run_http(http_address, case, args.case_timeout)

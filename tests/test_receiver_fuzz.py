@@ -60,7 +60,8 @@ def test_http_fuzz(receivers: Receivers, rng: random.Random) -> None:
 @given(st.randoms(use_true_random=False))
 @FUZZ
 def test_grpc_fuzz(receivers: Receivers, channel: grpc.Channel, rng: random.Random) -> None:
-    finding = check_grpc(run_grpc(channel.unary_unary(EXPORT), case := grpc_case(rng, SEEDS), CASE_TIMEOUT_S))
+    case = grpc_case(rng, SEEDS)
+    finding = check_grpc(case, run_grpc(channel.unary_unary(EXPORT), case, CASE_TIMEOUT_S))
     assert finding is None, f"{finding}: {case.describe()}"
 
 

@@ -10,7 +10,9 @@ Every mutator takes a `random.Random`: the test drives it from hypothesis, bench
 seeded generator, so a finding is replayed from its seed.
 
 Properties (`check_http`, `check_grpc`): an HTTP request gets a whole HTTP answer before the
-connection closes, never a 5xx except 501 for an unknown Transfer-Encoding (RFC 9112 asks for it);
+connection closes, never a 5xx except 501 for an unknown method or Transfer-Encoding (RFC 9110 and
+9112 ask for it), and 200 when the case is a seed only written differently (JSON escapes and
+spacing, gzip members, deflate, chunk boundaries, parameters and case of the media type);
 a gRPC call gets OK, INVALID_ARGUMENT or RESOURCE_EXHAUSTED, never INTERNAL or UNKNOWN; neither
 takes longer than the case's timeout.
 """
@@ -133,6 +135,8 @@ class Case:
     method: str = "POST"
     chunks: list[bytes] | None = None  # HTTP: sent with Transfer-Encoding: chunked, these chunks
     grpc_compression: bool = False
+    # What a real exporter could send, differently written (encoding, compression, framing): 200.
+    must_accept: bool = False
 
     def describe(self) -> str:
         return (f"{self.transport} {self.method} {self.path} headers={self.headers!r} "
@@ -338,41 +342,52 @@ class Seeds:
         self.json_bytes = [json.dumps(d).encode() for d in self.json]
 
 
-def make_body(rng: random.Random, seeds: Seeds, as_json: bool) -> bytes:
+def make_body(rng: random.Random, seeds: Seeds, as_json: bool) -> tuple[bytes, bool]:
+    """A body, and whether it is a seed as an exporter could send it (it must then be accepted)."""
     i = rng.randrange(len(seeds.requests))
     layer = rng.randrange(4)  # 0: as sent, 1: fields, 2: bytes, 3: fields then bytes
     if as_json:
+        if layer == 0:  # the same document written another way: escapes, spacing, indentation
+            text = json.dumps(seeds.json[i], ensure_ascii=rng.random() < 0.5, indent=rng.choice((None, 0, 2)))
+            return text.encode(), True
         body = mutate_json(rng, seeds.json[i]) if layer in (1, 3) else seeds.json_bytes[i]
         others = seeds.json_bytes
     else:
         message = mutate_message(rng, seeds.requests[i]) if layer in (1, 3) else seeds.requests[i]
         body = message.SerializeToString()
         others = seeds.protobuf
-    return mutate_bytes(rng, body, others) if layer >= 2 else body
+    return (mutate_bytes(rng, body, others) if layer >= 2 else body), layer == 0
 
 
-def compress(rng: random.Random, body: bytes) -> tuple[bytes, str | None]:
-    """A Content-Encoding and the body in it, sometimes one that does not match."""
+def compress(rng: random.Random, body: bytes) -> tuple[bytes, str | None, bool]:
+    """A Content-Encoding and the body in it, sometimes one that does not match; and whether the
+    body comes out whole."""
     choice = rng.randrange(8)
-    if choice < 4:
-        return body, None
+    if choice < 3:
+        return body, None, True
+    if choice == 3:  # gzip members one after another (RFC 1952)
+        cut = rng.randrange(len(body) + 1)
+        return gzip.compress(body[:cut], mtime=0) + gzip.compress(body[cut:], mtime=0), "gzip", True
     if choice == 4:
-        return gzip.compress(body, mtime=0), "gzip"
+        return gzip.compress(body, mtime=0), rng.choice(("gzip", "GZIP", " gzip ")), True
     if choice == 5:
-        return zlib.compress(body), "deflate"
+        return zlib.compress(body), "deflate", True
     if choice == 6:  # a broken or mismatched stream
         squeezed = gzip.compress(body, mtime=0)
-        return rng.choice((squeezed[: len(squeezed) // 2], body, gzip.compress(squeezed))), rng.choice(
-            ("gzip", "deflate", "br", "GZIP", "gzip, gzip", " identity ", "x-gzip"))
+        return rng.choice((squeezed[: len(squeezed) // 2], squeezed[:-4], body, gzip.compress(squeezed))), rng.choice(
+            ("gzip", "deflate", "br", "gzip, gzip", "x-gzip")), False
     if rng.random() < 0.1:  # a bomb: small on the wire, over receiver.max_request_bytes inflated
-        return gzip.compress(body + bytes(2 * 1024 * 1024), mtime=0), "gzip"
-    return body, "identity"
+        return gzip.compress(body + bytes(2 * 1024 * 1024), mtime=0), "gzip", False
+    return body, "identity", True
 
 
 def http_case(rng: random.Random, seeds: Seeds) -> Case:
     as_json = rng.random() < 0.5
-    body, encoding = compress(rng, make_body(rng, seeds, as_json))
+    body, intact = make_body(rng, seeds, as_json)
+    body, encoding, whole = compress(rng, body)
     content_type = (JSON if as_json else PROTOBUF) if rng.random() < 0.85 else rng.choice(_CONTENT_TYPES)
+    fine_type = content_type in ((JSON, "application/json; charset=utf-8") if as_json else
+                                 (PROTOBUF, "Application/X-Protobuf", "application/x-protobuf;"))
     headers = [("Host", "127.0.0.1")]
     if content_type:
         headers.append(("Content-Type", content_type))
@@ -401,11 +416,14 @@ def http_case(rng: random.Random, seeds: Seeds) -> Case:
                                 "/" + "a" * 70_000))
     if rng.random() < 0.05:
         case.method = rng.choice(("GET", "PUT", "OPTIONS", "HEAD", "DELETE", "BREW"))
+    case.must_accept = (intact and whole and fine_type and framing < 8 and case.method == "POST"
+                        and case.path in ("/v1/traces", "/v1/traces?x=1"))
     return case
 
 
 def grpc_case(rng: random.Random, seeds: Seeds) -> Case:
-    return Case("grpc", make_body(rng, seeds, as_json=False), grpc_compression=rng.random() < 0.3)
+    body, intact = make_body(rng, seeds, as_json=False)
+    return Case("grpc", body, grpc_compression=rng.random() < 0.3, must_accept=intact)
 
 
 # ---- running a case and its properties -----------------------------------------------------------
@@ -451,6 +469,8 @@ def check_http(case: Case, outcome: Outcome) -> str | None:
     if outcome.status is None:
         return outcome.error
     assert isinstance(outcome.status, int)
+    if case.must_accept and outcome.status != 200:
+        return f"HTTP {outcome.status} for a request an exporter could send"
     if outcome.status >= 500:
         # 501 is what RFC 9110 and 9112 ask for a method or a transfer coding the server does not know.
         unknown_coding = any(n == "Transfer-Encoding" and v.strip().lower() != "chunked" for n, v in case.headers)
@@ -473,7 +493,9 @@ def run_grpc(export: Any, case: Case, timeout_s: float) -> Outcome:
         return Outcome(e.code().name, e.details() or "")
 
 
-def check_grpc(outcome: Outcome) -> str | None:
+def check_grpc(case: Case, outcome: Outcome) -> str | None:
+    if case.must_accept and outcome.status != grpc.StatusCode.OK.name:
+        return f"gRPC {outcome.status} for a request an exporter could send: {outcome.error}"
     if outcome.status not in {c.name for c in _GRPC_OK}:
         return f"gRPC {outcome.status}: {outcome.error}"
     return None
