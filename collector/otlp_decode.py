@@ -24,7 +24,8 @@ DEFAULT_MAX_JSON_DEPTH = 64
 
 class OtlpDecodeError(Exception):
     """`reason` labels ragpulse_otlp_requests_refused_total: malformed, unsupported, too_large,
-    json_depth, framing, read_timeout, internal."""
+    json_depth, framing, read_timeout, internal (and, refused before decoding, unauthenticated and
+    host)."""
 
     def __init__(self, status: int, message: str, reason: str = "malformed") -> None:
         super().__init__(message)

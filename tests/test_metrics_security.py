@@ -5,6 +5,7 @@ servers on real sockets, with the real live page over an empty scorer."""
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import requests
 from certs import make_certs
 from prometheus_client import CollectorRegistry, Counter
+from prometheus_server import PrometheusServer, prometheus_binary
 
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.http_guard import AuthConfig
@@ -125,3 +127,30 @@ def test_tls_on_metrics_and_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyP
             requests.get(f"http://{http.endpoint}/metrics", timeout=10)
         assert requests.get(url, verify=str(certs.ca), headers={"Authorization": f"Bearer {TOKEN}"},
                             timeout=10).status_code == 200
+
+
+@pytest.mark.prometheus
+def test_a_real_prometheus_scrapes_over_tls_with_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prometheus's own `scheme: https`, `tls_config` and `authorization`: up with the token, down
+    (401) without it or with another."""
+    prometheus_binary()
+    certs = make_certs(tmp_path / "certs")
+    tls = TlsConfig(str(certs.server_cert), str(certs.server_key))
+    with serving(PrometheusConfig(endpoint="127.0.0.1:0", tls=tls, auth=AuthConfig(bearer_tokens=[TOKEN]))) as http:
+        jobs = [{"job_name": name, "scheme": "https", "tls_config": {"ca_file": str(certs.ca)},
+                 "static_configs": [{"targets": [http.endpoint]}], **extra}
+                for name, extra in (("ragpulse", {"authorization": {"credentials": TOKEN}}),
+                                    ("wrong", {"authorization": {"credentials": "not-it"}}), ("none", {}))]
+        (tmp_path / "prometheus").mkdir()
+        prometheus = PrometheusServer(tmp_path / "prometheus", [], extra_config={"scrape_configs": jobs}).start()
+        try:
+            prometheus.wait_for_target_up()
+            assert prometheus.query("ragpulse_test_total")[0]["value"][1] == "1"
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and len(prometheus.query('up{job=~"wrong|none"} == 0')) < 2:
+                time.sleep(0.5)
+            assert len(prometheus.query('up{job=~"wrong|none"} == 0')) == 2
+            errors = {t["labels"]["job"]: t["lastError"] for t in prometheus.api("targets")["activeTargets"]}
+            assert "401" in errors["wrong"] and "401" in errors["none"]
+        finally:
+            prometheus.stop()

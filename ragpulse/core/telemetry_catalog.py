@@ -61,8 +61,9 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "or retry_later), by transport and reason: bus_full, connections (receiver.max_connections), "
                "too_large (receiver.max_request_bytes), json_depth (receiver.max_json_depth), read_timeout "
                "(receiver.read_timeout_s), framing (broken Content-Length or chunked framing), malformed "
-               "(not valid protobuf, JSON, gzip or Unicode), unsupported (content type or encoding), internal "
-               "(a ragpulse bug: see its log).",
+               "(not valid protobuf, JSON, gzip or Unicode), unsupported (content type or encoding), "
+               "unauthenticated (no or a wrong receiver.auth token), host (a Host name not in "
+               "receiver.allowed_hosts), internal (a ragpulse bug: see its log).",
                ("transport", "reason"), COLLECTOR),
     FamilySpec("ragpulse_spans_received_total", "counter", "Spans received over OTLP.", ("transport",), COLLECTOR),
     FamilySpec("ragpulse_records_received_total", "counter",
