@@ -216,3 +216,21 @@ def test_tls_and_auth_settings_are_validated(tmp_path: Path, certs: Certs) -> No
         path.write_text(yaml.safe_dump({"receiver": settings}), encoding="utf-8")
         with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
             load_config(path, environ={})
+
+
+def test_a_client_that_never_finishes_the_handshake_is_closed_at_the_read_timeout(certs: Certs) -> None:
+    r = start(tls=TlsConfig(str(certs.server_cert), str(certs.server_key)), read_timeout_s=0.5)
+    try:
+        host, port = r.http.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"\x16\x03\x01")  # the start of a TLS record, then nothing
+            try:
+                assert sock.recv(100) == b""  # closed by the server, long before this socket's 10 s
+            except ConnectionResetError:
+                pass
+        exporter = http_exporter(r, certs, None, client=False)
+        assert exporter.export(spans()) == SpanExportResult.SUCCESS
+        exporter.shutdown()
+    finally:
+        for receiver in r.parts.receivers:
+            receiver.stop()
