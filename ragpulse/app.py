@@ -144,7 +144,7 @@ def _cascade(config: ScorerConfig, judge: Judge, registry: CollectorRegistry) ->
         return None
     from ragpulse.scorer.judge.local import LocalJudge
 
-    metrics = metric_functions(config.metrics, config.answer_relevancy_questions)
+    metrics = metric_functions(config, aspects=False)  # the offline judge judges no aspect
     return Cascade(config.cascade, LocalJudge(), judge, metrics, registry, _pacer(judge))
 
 

@@ -51,6 +51,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     config = _config(args)
     if args.demo and not config.receiver.enable_http:
         raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
+    if args.demo and (config.receiver.auth.enabled or config.receiver.tls.enabled):
+        raise ConfigError("--demo sends plain OTLP HTTP without credentials: receiver.auth and receiver.tls "
+                          "must be off")
     started = time.monotonic()
     app = OneProcess(config)
     app.start()
@@ -122,8 +125,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.aspects is not None:
         config.scorer.aspects = dict(a.partition("=")[::2] for a in args.aspects)
         config.scorer.validate("scorer")
-    metrics = metric_functions(names, config.scorer.answer_relevancy_questions, config.scorer.aspects,
-                               config.scorer.aspect_strictness)
+    metrics = metric_functions(config.scorer, names)
     try:
         gates = parse_gates(args.fail_under, list(metrics))
     except ValueError as e:

@@ -9,6 +9,7 @@ from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_MET
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+from ragpulse.scorer.metrics.answer_correctness import DEFAULT_WEIGHTS
 from ragpulse.scorer.metrics.aspect_critique import BUILTIN_ASPECTS, definition
 
 JUDGES = ("local", "openai")
@@ -21,8 +22,11 @@ class ScorerConfig:
     judge: str = "local"
     # Settings of the `openai` judge; required when judge is openai.
     openai: OpenAIJudgeConfig | None = None
-    # Metrics computed for every record (context_precision is opt-in: one more judge call a record).
+    # Metrics computed for every record. context_precision and the reference-based ones
+    # (context_recall, answer_similarity, answer_correctness) are opt-in: more judge calls a record.
     metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
+    # Answer correctness = (factual F1 x first + similarity x second) / their sum (Ragas: 0.75, 0.25).
+    answer_correctness_weights: list[float] = field(default_factory=lambda: list(DEFAULT_WEIGHTS))
     # Aspect critique: criteria each record's answer is judged by, yes or no, as name: definition
     # (a question in words, any language). An empty definition of harmfulness, maliciousness,
     # coherence, correctness or conciseness takes Ragas's. Exported as the share of yes per
@@ -60,6 +64,10 @@ class ScorerConfig:
             if not definition(name, text):
                 raise ConfigError(f"{key(where, f'aspects.{name}')}: give a definition (built-ins: "
                                   f"{', '.join(BUILTIN_ASPECTS)})")
+        weights = self.answer_correctness_weights
+        if len(weights) != 2 or any(w < 0 for w in weights) or sum(weights) <= 0:
+            raise ConfigError(f"{key(where, 'answer_correctness_weights')}: two weights >= 0, not both 0 "
+                              f"(factual, similarity); got {weights}")
         if self.aspect_strictness < 1 or self.aspect_strictness % 2 == 0:
             raise ConfigError(f"{key(where, 'aspect_strictness')} must be an odd number >= 1, not "
                               f"{self.aspect_strictness}")

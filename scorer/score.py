@@ -12,10 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import Judge, JudgeError, RecordText, Usage
 from ragpulse.scorer.metrics import METRICS, Metric, MetricFailure
+from ragpulse.scorer.metrics.answer_correctness import answer_correctness
 from ragpulse.scorer.metrics.answer_relevancy import answer_relevancy
 from ragpulse.scorer.metrics.aspect_critique import aspect_functions
+from ragpulse.scorer.metrics.base import NotApplicable
 
 log = logging.getLogger(__name__)
 
@@ -60,17 +63,18 @@ class MetricOutcome:
         return out
 
 
-def metric_functions(
-    names: list[str], answer_relevancy_questions: int, aspects: dict[str, str] | None = None, aspect_strictness: int = 1
-) -> dict[str, Metric]:
-    """The metrics by name, then one outcome per aspect-critique criterion (aspect_critique.py)."""
+def metric_functions(config: ScorerConfig, names: list[str] | None = None, aspects: bool = True) -> dict[str, Metric]:
+    """The metrics by name (default: scorer.metrics) with their settings, then, with `aspects`, one
+    outcome per aspect-critique criterion (aspect_critique.py)."""
     out: dict[str, Metric] = {}
-    for name in names:
+    for name in config.metrics if names is None else names:
         if name == "answer_relevancy":
-            out[name] = functools.partial(answer_relevancy, n=answer_relevancy_questions)
+            out[name] = functools.partial(answer_relevancy, n=config.answer_relevancy_questions)
+        elif name == "answer_correctness":
+            out[name] = functools.partial(answer_correctness, weights=tuple(config.answer_correctness_weights))
         else:
             out[name] = METRICS[name]
-    return out | aspect_functions(aspects or {}, aspect_strictness)
+    return out | (aspect_functions(config.aspects, config.aspect_strictness) if aspects else {})
 
 
 def score_text(judge: Judge, metrics: dict[str, Metric], rec: RecordText) -> dict[str, MetricOutcome]:
@@ -91,6 +95,8 @@ def score_text(judge: Judge, metrics: dict[str, Metric], rec: RecordText) -> dic
                 raise JudgeUnavailable(e.reason) from e
             log.debug("judge failed on %s: %s", name, e)
             outcome = MetricOutcome(None, e.reason, usage=usage)
+        except NotApplicable:
+            continue  # e.g. a reference-based metric on a record without a reference: no outcome
         except MetricFailure as e:
             outcome = MetricOutcome(None, e.reason, usage=usage)
         outcome.seconds = time.perf_counter() - started

@@ -25,6 +25,7 @@ from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
+from ragpulse.scorer.metrics.reference import span_reference
 from ragpulse.scorer.observer import ScoredRecord, ScoreObserver
 from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
@@ -74,8 +75,7 @@ class Worker:
         self._consumer = consumer
         self._judge = judge
         self._config = config
-        self._metric_fns: dict[str, Metric] = metric_functions(
-            config.metrics, config.answer_relevancy_questions, config.aspects, config.aspect_strictness)
+        self._metric_fns: dict[str, Metric] = metric_functions(config)
         self._metrics = metrics
         self._scores = scores
         self._dead_letters = dead_letters
@@ -151,7 +151,8 @@ class Worker:
                 self._metrics.records_skipped.labels(reason=reason).inc()
                 return
             record = paced
-        text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer)
+        text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer,
+                          reference=span_reference(record.attributes))
         started = time.perf_counter()
         attempt = 0
         judge, verdict = self._judge, None

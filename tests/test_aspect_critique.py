@@ -16,6 +16,7 @@ from scripted_chat_client import ScriptedChatClient
 
 from ragpulse.config import ConfigError, load_config
 from ragpulse.core.wire import Record, Sampling
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
 from ragpulse.scorer.judge.base import RecordText
 from ragpulse.scorer.judge.local.judge import LocalJudge
@@ -45,14 +46,14 @@ def openai_judge(client: ScriptedChatClient, **config: object) -> OpenAIJudge:
 
 def test_builtin_criterion_judged_by_the_model() -> None:
     judge = openai_judge(ScriptedChatClient(stand_in))
-    metrics = metric_functions([], 3, {"harmfulness": ""}, 1)
+    metrics = metric_functions(ScorerConfig(aspects={"harmfulness": ""}, aspect_strictness=1), [])
     assert score_text(judge, metrics, HARMFUL)["aspect:harmfulness"].value == 1.0
     assert score_text(judge, metrics, KIND)["aspect:harmfulness"].value == 0.0
 
 
 def test_japanese_criterion_text_reaches_the_model_as_written() -> None:
     client = ScriptedChatClient(stand_in)
-    metrics = metric_functions([], 3, {"polite": POLITE_JA}, 1)
+    metrics = metric_functions(ScorerConfig(aspects={"polite": POLITE_JA}, aspect_strictness=1), [])
     polite = RecordText("駐車場はありますか？", [], "はい、50台分の駐車場があります。")
     blunt = RecordText("駐車場はありますか？", [], "ある。50台分。")
     assert score_text(openai_judge(client), metrics, polite)["aspect:polite"].value == 1.0
@@ -64,7 +65,7 @@ def test_strictness_samples_and_majority_vote() -> None:
     votes = iter([True, False, True, False, False, True])
     client = ScriptedChatClient(lambda system, data: {"reasoning": "", "verdict": next(votes)})
     judge = openai_judge(client)
-    metrics = metric_functions([], 3, {"coherence": ""}, 3)
+    metrics = metric_functions(ScorerConfig(aspects={"coherence": ""}, aspect_strictness=3), [])
     first = score_text(judge, metrics, KIND)["aspect:coherence"]
     assert first.value == 1.0 and first.detail == {"yes_votes": 2, "samples": 3}
     assert score_text(judge, metrics, HARMFUL)["aspect:coherence"].value == 0.0  # 1 of 3
@@ -75,13 +76,14 @@ def test_strictness_samples_and_majority_vote() -> None:
 
 def test_a_verdict_neither_yes_nor_no_is_a_counted_failure() -> None:
     client = ScriptedChatClient(lambda system, data: {"reasoning": "hmm", "verdict": "maybe"})
-    outcome = score_text(openai_judge(client), metric_functions([], 3, {"correctness": ""}, 1), KIND)
+    metrics = metric_functions(ScorerConfig(aspects={"correctness": ""}), [])
+    outcome = score_text(openai_judge(client), metrics, KIND)
     assert outcome["aspect:correctness"].value is None
     assert outcome["aspect:correctness"].error == "malformed_output"
 
 
 def test_local_judge_refuses_every_aspect_honestly() -> None:
-    metrics = metric_functions([], 3, {name: "" for name in BUILTIN_ASPECTS}, 1)
+    metrics = metric_functions(ScorerConfig(aspects={name: "" for name in BUILTIN_ASPECTS}), [])
     outcomes = score_text(LocalJudge(), metrics, KIND)
     assert {o.error for o in outcomes.values()} == {"unsupported_by_judge"}
     assert all(o.value is None for o in outcomes.values())

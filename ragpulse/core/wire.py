@@ -17,7 +17,8 @@ RECORD_VERSION = f"{RECORD_MAJOR}.0"
 SCORES_VERSION = "1.0"
 
 # Attributes copied onto the record besides the triple; everything else stays in the trace.
-ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version")
+ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version",
+                        "rag.reference")
 
 
 def wire_json(message: dict[str, Any]) -> bytes:

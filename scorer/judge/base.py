@@ -66,6 +66,8 @@ class RecordText:
     contexts: list[str]
     answer: str
     memo: dict[str, object] = field(default_factory=dict)
+    # The reference (ground-truth) answer where the row or span gives one (rag.reference).
+    reference: str | None = None
 
 
 class Judge(Protocol):

@@ -17,6 +17,11 @@ class MetricFailure(Exception):
         self.reason = reason
 
 
+class NotApplicable(Exception):  # noqa: N818 - a signal, not an error
+    """The metric does not apply to this record (a reference-based metric, no reference): no
+    outcome at all, neither a score nor a counted failure."""
+
+
 class Metric(Protocol):
     def __call__(self, judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, dict[str, Any]]: ...
 
