@@ -4,13 +4,15 @@ chosen with known probabilities that favour the records whose offline scores say
 An LLM judge on every answer can cost more than the app, and most answers are fine. So every
 record gets the cheap offline scores, and a record goes to the expensive judge with probability
 
-    π = clip(c * g(s), floor, 1),   g(s) = 1 + low_score_weight * (1 - s) + uncertainty_weight * (1 - |2s - 1|)
+    π = clip(c * g(s), floor * share, 1)
+    g(s) = exp(low_score_weight * (1 - s)) * (1 + uncertainty_weight * (1 - |2s - 1|))
 
 where s is the record's lowest offline score among `selection_metrics` (0.5 when the offline judge
 has none: it knows nothing) and c is solved so that the mean π of recent records is the target
 share: what the budget pacer (scorer/pacing.py) says the budget affords, or `share` without a paced
-budget. The floor gives every record a chance, so where the offline judge is confidently wrong
-the expensive judge still finds out. Records kept by an `always_rules` sampling rule get π = 1.
+budget. The floor (a fraction of the share) gives every record a chance, so where the offline
+judge is confidently wrong the expensive judge still finds out, and no verdict weighs more than
+1/(floor * share). Records kept by an `always_rules` sampling rule get π = 1.
 
 The choice itself is the trace id's randomness against upstream probability × π, as in sampling
 and pacing: every scorer and every redelivery decide alike. Because π is known for every record,
@@ -98,14 +100,17 @@ class Cascade:
                 return 0.0
             if share >= 1.0:
                 return 1.0
-            floor = min(self._cfg.floor, share)
+            floor = self._cfg.floor * share
             scale = scale_for_share(np.fromiter(self._weights, float, len(self._weights)), share, floor)
         return 1.0 if math.isinf(weight) else min(1.0, max(floor, scale * weight))
 
     def weight(self, score: float) -> float:
         """g(s): how much a record with this offline score is favoured."""
-        return (1.0 + self._cfg.low_score_weight * (1.0 - score)
-                + self._cfg.uncertainty_weight * (1.0 - abs(2.0 * score - 1.0)))
+        # Exponential in the score: each 0.1 lower multiplies the chance by the same factor, so the
+        # rare very low scores stand out however many middling ones there are (bench/RESULTS.md,
+        # "Judge cascade": a linear favour barely reaches the hallucinated answers).
+        return (math.exp(self._cfg.low_score_weight * (1.0 - score))
+                * (1.0 + self._cfg.uncertainty_weight * (1.0 - abs(2.0 * score - 1.0))))
 
 
 def scale_for_share(weights: np.ndarray, share: float, floor: float) -> float:

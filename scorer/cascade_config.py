@@ -21,15 +21,16 @@ class CascadeConfig:
     # Share of the records the expensive judge gets when its budget is not paced; a paced budget
     # (scorer.openai.budget_usd with budget_pacing) sets the share from what it can afford.
     share: float = 0.1
-    # Every record's least probability of going to the expensive judge (at most the share): where
-    # the offline judge is confidently wrong, this is what still finds it out.
-    floor: float = 0.02
+    # Every record's least probability of going to the expensive judge, as a fraction of the share
+    # (relative, because a paced budget moves the share through the day): where the offline judge
+    # is confidently wrong, this is what still finds it out, and it bounds a verdict's weight 1/π.
+    floor: float = 0.4
     # How strongly low offline scores are favoured: a record's probability grows with
-    # 1 + low_score_weight * (1 - score).
+    # exp(low_score_weight * (1 - score)); at 2, a score lower by 0.1 makes it 1.22 times as likely.
     low_score_weight: float = 2.0
-    # How strongly uncertain offline scores are favoured: plus uncertainty_weight * (1 - |2 * score - 1|),
-    # largest at a score of 0.5, where the offline judge knows least.
-    uncertainty_weight: float = 4.0
+    # How strongly uncertain offline scores are favoured: the probability is also multiplied by
+    # 1 + uncertainty_weight * (1 - |2 * score - 1|), largest at 0.5, where the offline judge knows least.
+    uncertainty_weight: float = 2.0
     # Offline metrics whose lowest score sets a record's probability (each must be in scorer.metrics).
     selection_metrics: list[str] = field(default_factory=lambda: ["faithfulness"])
     # Sampling rules (the record's sampling.rule) whose records always go to the expensive judge,
@@ -44,7 +45,6 @@ class CascadeConfig:
     def validate(self, where: str) -> None:
         require(0.0 < self.share <= 1.0, key(where, "share"), "in (0, 1]", self.share)
         require_probability(key(where, "floor"), self.floor)
-        require(self.floor <= self.share, key(where, "floor"), f"at most share ({self.share:g})", self.floor)
         for name in ("low_score_weight", "uncertainty_weight"):
             require_at_least(key(where, name), getattr(self, name), 0)
         require(bool(self.selection_metrics), key(where, "selection_metrics"), "a non-empty list",

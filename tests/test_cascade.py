@@ -3,6 +3,7 @@ gets the expensive judge's too, within the share the budget affords, consistentl
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -65,17 +66,19 @@ def text(r: Record) -> RecordText:
 
 def test_inclusion_probabilities_average_the_share_favour_low_and_uncertain_scores_and_keep_the_floor() -> None:
     rng = random.Random(1)
-    c, _, _ = cascade(CascadeConfig(enabled=True, share=0.1, floor=0.02))
+    c, _, _ = cascade(CascadeConfig(enabled=True, share=0.1, floor=0.2))
     offline = [rng.random() for _ in range(3000)]
     pis = [c.inclusion(record(rng, f), {"faithfulness": f}) for f in offline]
     steady = np.array(pis[1000:])  # once the scale's window is full
     # The scale is solved on the window's records, so the mean is the share up to its drift.
     assert steady.mean() == pytest.approx(0.1, abs=0.005)
-    assert steady.min() >= 0.02
+    assert steady.min() >= 0.02  # floor * share
     by_score = {f: pi for f, pi in zip(offline[1000:], steady, strict=True)}
     near = lambda x: by_score[min(by_score, key=lambda f: abs(f - x))]  # noqa: E731
-    # g(0.5) = 1 + 1 + 4 = 6 > g(0.1) = 1 + 1.8 + 0.8 = 3.6 > g(0.95) = 1.1 + 0.4 = 1.5 (weights 2 and 4).
-    assert near(0.5) > near(0.1) > near(0.95)
+    # With the default weights (2 and 2): g(0.1) = e^1.8 * 1.4 = 8.5, g(0.5) = e^1 * 3 = 8.2,
+    # g(0.95) = e^0.1 * 1.2 = 1.3 (floored here), g(1) = 1.
+    assert near(0.1) > 4 * near(0.95) and near(0.5) > 4 * near(0.95)
+    assert c.weight(0.1) == pytest.approx(math.exp(1.8) * 1.4) and c.weight(1.0) == 1.0
 
 
 def test_records_of_an_always_rule_are_always_judged() -> None:
@@ -93,7 +96,7 @@ def test_the_choice_is_consistent_by_trace_id_and_the_shown_scores_are_the_expen
     records = [record(rng, round(rng.random(), 3), llm=0.25, probability=0.5) for _ in range(2000)]
 
     def judged_ids() -> set[str]:
-        c, expensive, registry = cascade(CascadeConfig(enabled=True, share=0.2, floor=0.05))
+        c, expensive, registry = cascade(CascadeConfig(enabled=True, share=0.2, floor=0.25))
         out = set()
         for r in records:
             outcomes, judge, verdict = c.score(r, text(r))
@@ -123,7 +126,7 @@ def test_a_paced_budget_sets_the_share() -> None:
     # One record a second for an hour at 1 mUSD per judged record would cost 3.6 USD; 0.36 affords 10 %.
     budget = Budget(0.36, "hour", clock, paced=True)
     pacer = BudgetPacer(budget, clock)
-    c, expensive, _ = cascade(CascadeConfig(enabled=True, floor=0.01), pacer, cost_usd=0.001)
+    c, expensive, _ = cascade(CascadeConfig(enabled=True, floor=0.1), pacer, cost_usd=0.001)
     rng = random.Random(4)
     for _ in range(3599):
         r = record(rng, rng.random())
@@ -142,7 +145,7 @@ def test_the_cascade_needs_an_expensive_judge_and_known_selection_metrics() -> N
     with pytest.raises(ConfigError, match="scorer.cascade.enabled"):
         config.scorer.validate("scorer")
     with pytest.raises(ConfigError, match="floor"):
-        CascadeConfig(share=0.01, floor=0.02).validate("scorer.cascade")
+        CascadeConfig(floor=1.5).validate("scorer.cascade")
     config.scorer.judge = "openai"
     config.scorer.openai = OpenAIJudgeConfig(model="m", base_url="http://127.0.0.1:1/v1")
     config.scorer.metrics = ["answer_relevancy"]
@@ -163,7 +166,7 @@ def test_wired_scorer_shows_expensive_verdicts_and_exports_estimates() -> None:
     config = Config()
     config.scorer.judge = "openai"
     config.scorer.metrics = ["faithfulness"]
-    config.scorer.cascade = CascadeConfig(enabled=True, share=0.5, floor=0.5)  # every record at π = 0.5
+    config.scorer.cascade = CascadeConfig(enabled=True, share=0.5, floor=1.0)  # every record at π = 0.5
     bus = InProcessBus(1000)
     registry = CollectorRegistry()
     parts = build_scorer(config, bus, registry, ContradictingJudge())

@@ -23,7 +23,7 @@ Q90 = 1.6448536269514722
 TRUE_MEAN = 0.8
 
 
-def simulate(rng: np.random.Generator, n: int, share: float, floor: float = 0.02,
+def simulate(rng: np.random.Generator, n: int, share: float, floor: float = 0.4,
              weights: np.ndarray | None = None) -> tuple[PpiEstimator, float]:
     """n records through the estimator; returns it and the offline-only mean (biased)."""
     y = (rng.random(n) < TRUE_MEAN).astype(float)
@@ -31,8 +31,8 @@ def simulate(rng: np.random.Generator, n: int, share: float, floor: float = 0.02
     f = np.clip(0.6 * y + 0.2 + rng.normal(0, 0.15, n), 0, 1)
     wrong = rng.random(n) < 0.1
     f[wrong] = 1.0 - y[wrong]
-    g = 1 + 2 * (1 - f) + 4 * (1 - np.abs(2 * f - 1))  # the cascade's default favour
-    pi = np.clip(scale_for_share(g, share, floor) * g, floor, 1.0)
+    g = np.exp(2 * (1 - f)) * (1 + 2 * (1 - np.abs(2 * f - 1)))  # the cascade's default favour
+    pi = np.clip(scale_for_share(g, share, floor * share) * g, floor * share, 1.0)
     judged = rng.random(n) < pi
     w = np.ones(n) if weights is None else weights
     est = PpiEstimator(half_life_s=math.inf, quantile=Q90)
