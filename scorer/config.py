@@ -9,8 +9,7 @@ from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_MET
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
-from ragpulse.scorer.metrics.answer_correctness import DEFAULT_WEIGHTS
-from ragpulse.scorer.metrics.aspect_critique import BUILTIN_ASPECTS, definition
+from ragpulse.scorer.metric_defaults import ANSWER_CORRECTNESS_WEIGHTS, BUILTIN_ASPECTS, definition
 
 JUDGES = ("local", "openai")
 ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
@@ -26,7 +25,7 @@ class ScorerConfig:
     # (context_recall, answer_similarity, answer_correctness) are opt-in: more judge calls a record.
     metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
     # Answer correctness = (factual F1 x first + similarity x second) / their sum (Ragas: 0.75, 0.25).
-    answer_correctness_weights: list[float] = field(default_factory=lambda: list(DEFAULT_WEIGHTS))
+    answer_correctness_weights: list[float] = field(default_factory=lambda: list(ANSWER_CORRECTNESS_WEIGHTS))
     # Aspect critique: criteria each record's answer is judged by, yes or no, as name: definition
     # (a question in words, any language). An empty definition of harmfulness, maliciousness,
     # coherence, correctness or conciseness takes Ragas's. Exported as the share of yes per

@@ -22,7 +22,7 @@ from ragpulse.scorer.judge.base import RecordText
 from ragpulse.scorer.judge.local.judge import LocalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import SAMPLE_TEMPERATURE, OpenAIJudge
-from ragpulse.scorer.metrics.aspect_critique import BUILTIN_ASPECTS
+from ragpulse.scorer.metric_defaults import BUILTIN_ASPECTS
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome, metric_functions, score_text
 

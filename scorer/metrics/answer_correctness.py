@@ -12,15 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage
+from ragpulse.scorer.metric_defaults import ANSWER_CORRECTNESS_WEIGHTS
 from ragpulse.scorer.metrics.answer_similarity import answer_similarity
 from ragpulse.scorer.metrics.base import MetricFailure
 from ragpulse.scorer.metrics.reference import reference_of, statements_of, support
 
-DEFAULT_WEIGHTS = (0.75, 0.25)
-
 
 def answer_correctness(
-    judge: Judge, rec: RecordText, usage: Usage, weights: tuple[float, float] = DEFAULT_WEIGHTS
+    judge: Judge, rec: RecordText, usage: Usage, weights: tuple[float, float] = ANSWER_CORRECTNESS_WEIGHTS
 ) -> tuple[float, dict[str, Any]]:
     reference = reference_of(rec)
     if not rec.answer.strip():
