@@ -5,7 +5,9 @@ spans of one trace, and exporters send those spans in separate batches (children
 their parent). A trace is assembled when its root span has arrived plus a grace period (for spans
 still in other exporters' queues), or a timeout after its first span (its root was lost or lives
 in another process). The buffer is bounded in traces and bytes, and each trace in spans: when it is
-full the oldest trace is assembled early. Each assembled trace yields at most one triple.
+full the oldest trace is assembled early. Each assembled trace yields one triple per RAG run in it
+(an agent that retrieved and answered twice gives two; multispan.answer_units says how a trace is
+cut), each named after its own span.
 
 Nothing here publishes: the pipeline takes assembled traces and sends their triples through the
 same limit → redact → sample → publish path as single spans.
@@ -28,10 +30,10 @@ from ragpulse.collector.telemetry import CollectorMetrics
 class Convention(Protocol):
     def wants(self, span: TraceSpan) -> bool: ...
 
-    def assemble(self, spans: list[TraceSpan]) -> Assembled | None: ...
+    def assemble(self, spans: list[TraceSpan]) -> list[Assembled]: ...
 
 
-# Tried in this order on a finished trace; the first triple wins. OpenInference marks every span
+# Tried in this order on a finished trace; the first that finds triples wins. OpenInference marks every span
 # with its kind; OpenLLMetry's newer LLM spans also carry GenAI attributes, so GenAI comes last.
 MULTI_SPAN_CONVENTIONS: dict[str, Convention] = {
     "openinference": openinference,
@@ -136,9 +138,9 @@ class TraceAssembler:
         self._metrics.traces_assembled.labels(trigger=trigger).inc()
         return trace
 
-    def assemble(self, trace: PendingTrace) -> Assembled | None:
+    def assemble(self, trace: PendingTrace) -> list[Assembled]:
         spans = list(trace.spans.values())
         for convention in self._conventions:
-            if (assembled := convention.assemble(spans)) is not None:
+            if assembled := convention.assemble(spans):
                 return assembled
-        return None
+        return []

@@ -79,8 +79,8 @@ class CollectorPipeline:
         self._metrics = metrics
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
-        # An assembled trace's record the bus refused, offered again on the next tick.
-        self._held: _Outgoing | None = None
+        # An assembled trace's records the bus refused, offered again on the next tick.
+        self._held: list[_Outgoing] = []
 
     def consume_export_request(self, request: ExportTraceServiceRequest, transport: str) -> ExportResult:
         """All of the request or none of it: its records go onto the bus in one batch, and only
@@ -150,14 +150,14 @@ class CollectorPipeline:
                 return
         self._metrics.spans_without_triple.inc()
 
-    def _finish(self, trace: PendingTrace) -> _Outgoing | None:
+    def _finish(self, trace: PendingTrace) -> list[_Outgoing]:
+        """The records of a trace's RAG runs (none when sampled out), to be published in one batch."""
         assembled = self._assembler.assemble(trace)
-        if assembled is None:
+        if not assembled:
             self._metrics.spans_without_triple.inc()
-            return None
-        record_span = assembled.span
-        return self._prepare(record_span.service, assembled.triple, trace.trace_id, record_span.span_id,
-                             record_span.time_unix_nano)
+        prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano)
+                    for a in assembled)
+        return [record for record in prepared if record is not None]
 
     def _prepare(
         self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int
@@ -213,33 +213,32 @@ class CollectorPipeline:
         """A trace pushed out of a full assembly buffer by a request's spans. Its own spans were
         acknowledged long ago, so it is no part of the request and the request's retry cannot
         repeat it; with both the assembly buffer and the bus full it is dropped, counted."""
-        record = self._finish(trace)
-        if record is None:
-            return
+        records = self._finish(trace)
         try:
-            self._send([record])
+            self._send(records)
         except BusFull:
-            self._metrics.dropped(record.service, "bus_full").inc()
+            for record in records:
+                self._metrics.dropped(record.service, "bus_full").inc()
 
     def tick(self, now: float) -> None:
         """Assemble the traces whose grace period or timeout has passed (`now` on time.monotonic()).
 
-        Their spans were acknowledged long ago, so a full bus must not lose them: a record the bus
-        refuses is held and offered again on the next tick, and the traces due after it wait in
+        Their spans were acknowledged long ago, so a full bus must not lose them: records the bus
+        refuses are held and offered again on the next tick, and the traces due after them wait in
         the (bounded) assembly buffer meanwhile."""
-        if self._held is not None:
+        if self._held:
             if not self._offer(self._held):
                 return
-            self._held = None
+            self._held = []
         while (trace := self._assembler.pop_due(now)) is not None:
-            record = self._finish(trace)
-            if record is not None and not self._offer(record):
-                self._held = record
+            records = self._finish(trace)
+            if not self._offer(records):
+                self._held = records
                 return
 
-    def _offer(self, record: _Outgoing) -> bool:
+    def _offer(self, records: list[_Outgoing]) -> bool:
         try:
-            self._send([record])
+            self._send(records)
         except BusFull:
             return False
         return True
@@ -266,18 +265,16 @@ class CollectorPipeline:
         if self._ticker is not None:
             self._ticker.join()
         deadline = time.monotonic() + timeout_s
-        if self._held is not None:
-            self._offer_until(self._held, deadline)
-            self._held = None
+        self._offer_until(self._held, deadline)
+        self._held = []
         while (trace := self._assembler.pop_oldest()) is not None:
-            record = self._finish(trace)
-            if record is not None:
-                self._offer_until(record, deadline)
+            self._offer_until(self._finish(trace), deadline)
 
-    def _offer_until(self, record: _Outgoing, deadline: float) -> None:
-        while not self._offer(record):
+    def _offer_until(self, records: list[_Outgoing], deadline: float) -> None:
+        while not self._offer(records):
             if time.monotonic() >= deadline:
-                self._metrics.dropped(record.service, "bus_full").inc()
+                for record in records:
+                    self._metrics.dropped(record.service, "bus_full").inc()
                 return
             time.sleep(0.05)
 

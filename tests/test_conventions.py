@@ -272,6 +272,52 @@ def test_genai_retrieval_and_chat_spans() -> None:
     assert c.value("ragpulse_traces_assembled_total", trigger="timeout") == 1
 
 
+def _genai_run(trace: Trace, scope: ScopeSpans, parent: Span, question: str, docs: list[str], answer: str,
+               rewrite: bool = False) -> Span:
+    """A GenAI agent step: optionally a query-rewriting chat, then a retrieval and the answering chat
+    (returned) under one invoke_agent span, which is exported last."""
+    step = Span(span_id=os.urandom(8))
+
+    def chat(text: str) -> Span:
+        return trace.span(scope, "chat gpt-4o", {
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}]),
+        }, parent=step)
+
+    if rewrite:
+        chat(f"search: {question}")
+    trace.span(scope, "retrieval faq", {
+        "gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": question,
+        "gen_ai.retrieval.documents": json.dumps([{"id": str(i), "score": 0.5, "content": d}
+                                                  for i, d in enumerate(docs)]),
+    }, parent=step)
+    answered = chat(answer)
+    trace.span(scope, "invoke_agent step", {"gen_ai.operation.name": "invoke_agent"}, parent=parent,
+               span_id=step.span_id)
+    return answered
+
+
+def test_one_record_per_rag_run_of_a_trace() -> None:
+    """An agent that retrieved and answered twice in one trace: two records, each with its own span id,
+    question, contexts and answer. The query rewrite before the second retrieval is part of that
+    run, not a third one."""
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    agent = Span(span_id=os.urandom(8))
+    other = ("Who designed the Colosseum?", ["It was begun under Vespasian."], "Vespasian's architects.")
+    first = _genai_run(trace, scope, agent, QUESTION, DOCS[:2], ANSWER)
+    second = _genai_run(trace, scope, agent, *other, rewrite=True)
+    trace.span(scope, "invoke_agent planner", {"gen_ai.operation.name": "invoke_agent"}, span_id=agent.span_id)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S))
+    records = c.records()
+    assert [(r.span_id, r.question, r.contexts, r.answer) for r in records] == [
+        (first.span_id.hex(), QUESTION, DOCS[:2], ANSWER), (second.span_id.hex(), *other)]
+    assert c.value("ragpulse_records_received_total", service="shop") == 2
+
+
 def test_spans_arrive_in_several_requests_and_a_remote_parent_marks_the_root() -> None:
     """The app's top span has a parent in another service (W3C traceparent): for this collector it is
     the root. A straggler after assembly is counted as late, not turned into a second record."""
@@ -456,6 +502,35 @@ def test_openllmetry_langchain_instrumentor(collector_over_http: tuple[Collector
     (record,) = c.records()
     assert (record.question, record.answer, record.service) == (QUESTION, ANSWER, "lc-shop")
     assert sorted(record.contexts) == sorted(DOCS)
+
+
+# Two questions an agent answers in one trace, each from its own store.
+AGENT_RUNS = [
+    {"question": QUESTION, "answer": ANSWER, "docs": DOCS},
+    {"question": "Who designed the Colosseum?", "answer": "Architects working for Vespasian.",
+     "docs": ["The Colosseum was begun under Vespasian around 72 AD.", "It held about 50,000 spectators."]},
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("convention", ["openinference", "openllmetry"])
+def test_agent_with_two_rag_chains_in_one_trace_gives_two_records(
+    collector_over_http: tuple[Collector, str], convention: str
+) -> None:
+    """An agent step runs two retrieval chains in one trace: one record per answer, each named after
+    its chain's root span, with that chain's question, contexts and answer."""
+    c, endpoint = collector_over_http
+    spec = {"service": "agent-shop", "runs": AGENT_RUNS}
+    done = subprocess.run([sys.executable, str(SUPPORT / "langchain_app.py"), convention, endpoint, "agent",
+                           json.dumps(spec)], check=True, timeout=120, capture_output=True, text=True)
+    chain_roots = json.loads(done.stdout.strip().splitlines()[-1])
+    c.pipeline.tick(_later(GRACE_S))
+    records = sorted(c.records(), key=lambda r: r.time_unix_nano)
+    assert [(r.question, r.answer, sorted(r.contexts)) for r in records] == [
+        (run["question"], run["answer"], sorted(run["docs"])) for run in AGENT_RUNS]
+    assert [r.span_id for r in records] == chain_roots
+    assert len({r.trace_id for r in records}) == 1 and {r.service for r in records} == {"agent-shop"}
+    assert c.value("ragpulse_traces_assembled_total", trigger="root") == 1
 
 
 @pytest.mark.slow

@@ -7,16 +7,26 @@ spans: `gen_ai.input.messages` / `gen_ai.output.messages`, each a list of
 {role, parts: [{type: "text", content}]} (JSON string or structured), as opentelemetry-util-genai
 writes them.
 
-question = the retrieval query text, else the last user message of the outermost span with input
-messages; contexts = the retrieval documents' content; answer = the assistant text of the
-last-ending span with output messages (the agent or workflow span ends after its inner calls).
+Per RAG run (multispan.answer_units: retrieval spans are the retrievals, spans with output
+messages the answers): question = the retrieval query text, else the last user message of the
+outermost span with input messages; contexts = the retrieval documents' content; answer = the
+assistant text of the last-ending span with output messages (the agent or workflow span ends after
+its inner calls).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragpulse.collector.extract.multispan import Assembled, TraceSpan, by_start, decode_json, document_text, unique
+from ragpulse.collector.extract.multispan import (
+    Assembled,
+    TraceSpan,
+    answer_units,
+    by_start,
+    decode_json,
+    document_text,
+    unique,
+)
 from ragpulse.collector.extract.triple import make_triple
 
 OPERATION = "gen_ai.operation.name"
@@ -53,7 +63,13 @@ def last_message_text(value: Any, role: str) -> str:
     return ""
 
 
-def assemble(spans: list[TraceSpan]) -> Assembled | None:
+def assemble(spans: list[TraceSpan]) -> list[Assembled]:
+    runs = answer_units(spans, lambda s: s.attributes.get(OPERATION) == "retrieval",
+                        lambda s: OUTPUT_MESSAGES in s.attributes)
+    return [assembled for run in runs if (assembled := _assemble_run(run)) is not None]
+
+
+def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:
     ours = by_start(s for s in spans if wants(s))
     retrievals = [s for s in ours if s.attributes.get(OPERATION) == "retrieval"]
     if not retrievals:

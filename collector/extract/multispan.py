@@ -1,9 +1,10 @@
 """What the multi-span conventions (OpenInference, OpenLLMetry, GenAI) read: the spans of one trace.
 
 Those conventions put the question, the contexts and the answer on different spans of a trace;
-collector/assemble.py buffers the spans and each convention module turns a finished trace into at
-most one triple. This module holds the span model they share and the JSON helpers they all need,
-because instrumentors serialise framework inputs and outputs as JSON strings.
+collector/assemble.py buffers the spans and each convention module turns a finished trace into one
+triple per answer (`answer_units` splits a trace that answered several times). This module holds
+the span model they share and the JSON helpers they all need, because instrumentors serialise
+framework inputs and outputs as JSON strings.
 """
 
 from __future__ import annotations
@@ -95,6 +96,52 @@ def topmost_ancestor(span: TraceSpan, spans: list[TraceSpan], keep: Callable[[Tr
             found = node
         node = parents.get(node.parent_span_id)
     return found
+
+
+def answer_units(
+    spans: list[TraceSpan], is_retrieval: Callable[[TraceSpan], bool], is_answer: Callable[[TraceSpan], bool]
+) -> list[list[TraceSpan]]:
+    """The trace cut into its RAG runs, each the spans of one subtree, in start order.
+
+    A subtree is a run when it holds a retrieval and an answer span that starts after that
+    retrieval ended (retrieve, then answer: a query rewrite's LLM before its retriever, or a
+    reranker's LLM inside the reranker, is not one). Going down from the top, a span whose children
+    hold two runs or more is split into them; otherwise the whole span is one run, whatever its
+    inner structure (multi-query retrieval, a reranker, several LLM calls). So a trace with one run
+    is one unit holding every span, exactly as before, and an agent that ran two RAG chains under
+    one parent (or under a wrapper below it) gives two. Retrievals outside every run of a split
+    trace (before it, shared) belong to no answer and are left out."""
+    by_id = {s.span_id: s for s in spans}
+    children: dict[bytes, list[TraceSpan]] = {}
+    tops: list[TraceSpan] = []
+    for span in by_start(spans):
+        if span.parent_span_id in by_id and span.parent_span_id != span.span_id:
+            children.setdefault(span.parent_span_id, []).append(span)
+        else:
+            tops.append(span)
+
+    def subtree(span: TraceSpan) -> list[TraceSpan]:
+        found, stack, seen = [], [span], set()
+        while stack:
+            node = stack.pop()
+            if node.span_id not in seen:  # a malformed trace may loop
+                seen.add(node.span_id)
+                found.append(node)
+                stack.extend(children.get(node.span_id, ()))
+        return found
+
+    def is_run(members: list[TraceSpan]) -> bool:
+        ends = [s.end_time_unix_nano for s in members if is_retrieval(s)]
+        return bool(ends) and any(s.start_time_unix_nano >= min(ends) for s in members if is_answer(s))
+
+    def split(heads: list[TraceSpan], whole: list[TraceSpan]) -> list[list[TraceSpan]]:
+        runs = [(head, members) for head in heads if is_run(members := subtree(head))]
+        units = [unit for head, members in runs for unit in split(children.get(head.span_id, []), members)]
+        # One run alone is searched below (a wrapper span over the agent's calls) but stays whole
+        # unless it splits there.
+        return units if len(units) > 1 else [whole]
+
+    return split(tops, spans)
 
 
 def indexed(attrs: dict[str, Any], prefix: str, suffix: str) -> list[Any]:

@@ -6,9 +6,10 @@ span (`retrieval.documents.<i>.document.content`), optionally a RERANKER span
 (`llm.output_messages.<i>.message.content`). Attribute names as in the
 openinference-semantic-conventions package (openinference/semconv/trace/__init__.py).
 
-question = the root CHAIN's input.value, else the retriever's input.value (or the reranker query);
-contexts = the reranker's output documents when there is a reranker, else the retrievers' documents;
-answer = the root CHAIN's output.value, else the last LLM output message.
+Per RAG run (multispan.answer_units: retrievers and rerankers are the retrievals, LLM spans the
+answers): question = the run's root CHAIN's input.value, else the retriever's input.value (or the
+reranker query); contexts = the reranker's output documents when there is a reranker, else the
+retrievers' documents; answer = the root CHAIN's output.value, else the last LLM output message.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ragpulse.collector.extract.multispan import (
     QUESTION_KEYS,
     Assembled,
     TraceSpan,
+    answer_units,
     by_start,
     indexed,
     pick_text,
@@ -55,7 +57,13 @@ def _message_text(attrs: dict[str, Any], prefix: str) -> str:
     return ""
 
 
-def assemble(spans: list[TraceSpan]) -> Assembled | None:
+def assemble(spans: list[TraceSpan]) -> list[Assembled]:
+    runs = answer_units(spans, lambda s: wants(s) and _kind(s) in ("RETRIEVER", "RERANKER"),
+                        lambda s: wants(s) and _kind(s) == "LLM")
+    return [assembled for run in runs if (assembled := _assemble_run(run)) is not None]
+
+
+def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:
     ours = by_start(s for s in spans if wants(s))
     retrievers = [s for s in ours if _kind(s) == "RETRIEVER"]
     rerankers = [s for s in ours if _kind(s) == "RERANKER"]

@@ -11,8 +11,10 @@ Shapes, as the sources write them:
 - LLM spans: `gen_ai.prompt.<i>.content` / `gen_ai.completion.<i>.content` (older releases) or the
   GenAI `gen_ai.output.messages` (newer releases).
 
-question = the workflow's input, else the retriever's query; contexts = the vector-DB results, or
-the retriever's documents; answer = the workflow's output, else the last LLM completion.
+Per RAG run (multispan.answer_units: spans with documents are the retrievals, spans with a
+completion the answers): question = the workflow's input, else the retriever's query; contexts = the
+vector-DB results, or the retriever's documents; answer = the workflow's output, else the last LLM
+completion.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ragpulse.collector.extract.multispan import (
     QUESTION_KEYS,
     Assembled,
     TraceSpan,
+    answer_units,
     by_start,
     decode_json,
     document_text,
@@ -89,13 +92,22 @@ def _completion(span: TraceSpan) -> str:
     return last_message_text(span.attributes.get(OUTPUT_MESSAGES), "assistant")
 
 
-def assemble(spans: list[TraceSpan]) -> Assembled | None:
+def assemble(spans: list[TraceSpan]) -> list[Assembled]:
+    runs = answer_units(spans, lambda s: wants(s) and _documents(s) is not None,
+                        lambda s: wants(s) and bool(_completion(s)))
+    # The LangChain instrumentor makes only the outermost runnable a workflow, the chains an agent
+    # calls are tasks: in a trace cut into several runs, a run's root is its topmost task.
+    roots = ("workflow", "agent") if len(runs) == 1 else ("workflow", "agent", "task")
+    return [assembled for run in runs if (assembled := _assemble_run(run, roots)) is not None]
+
+
+def _assemble_run(spans: list[TraceSpan], roots: tuple[str, ...]) -> Assembled | None:
     ours = by_start(s for s in spans if wants(s))
     retrievals = [(s, docs) for s in ours if (docs := _documents(s)) is not None]
     if not retrievals:
         return None
     contexts = unique(d for _, docs in retrievals for d in docs)
-    root = topmost_ancestor(retrievals[-1][0], ours, lambda s: s.attributes.get(SPAN_KIND) in ("workflow", "agent"))
+    root = topmost_ancestor(retrievals[-1][0], ours, lambda s: s.attributes.get(SPAN_KIND) in roots)
     question = _input_text(root.attributes.get(ENTITY_INPUT)) if root else ""
     for span, _ in retrievals:
         question = question or _input_text(span.attributes.get(ENTITY_INPUT))

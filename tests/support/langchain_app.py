@@ -6,9 +6,12 @@ patch LangChain globally, and OpenLLMetry's cannot be undone in-process
 (opentelemetry-instrumentation-langchain 0.62.4: uninstrument() leaves BaseCallbackManager.__init__
 wrapped, so a later run would still export to the first run's tracer provider).
 
-    python tests/support/langchain_app.py {openinference|openllmetry} HOST:PORT {llm|chat} SPEC_JSON
+    python tests/support/langchain_app.py {openinference|openllmetry} HOST:PORT {llm|chat|agent} SPEC_JSON
 
-SPEC_JSON: {"service", "question", "answer", "docs"}.
+SPEC_JSON: {"service", "question", "answer", "docs"}; for agent {"service", "runs": [{"question",
+"answer", "docs"}, ...]}: an agent step (a RunnableLambda) that runs one retrieval chain per run, each
+with its own store, in one trace. It prints the span ids (hex) of the agent's child spans, the chains'
+roots, in start order.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ from langchain_core.language_models.fake import FakeListLLM
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
+from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_app import RagApp
 
 
@@ -46,6 +52,16 @@ def rag_chain(docs: list[str], answer: str, chat: bool) -> Any:
             | prompt | FakeListLLM(responses=[answer]) | StrOutputParser())
 
 
+def agent(runs: list[dict[str, Any]]) -> Any:
+    """Several RAG answers in one trace: one chain per run, called in turn by one parent step."""
+    chains = [rag_chain(run["docs"], run["answer"], chat=False) for run in runs]
+
+    def answer_all(_: Any) -> str:
+        return "\n".join(chain.invoke(run["question"]) for chain, run in zip(chains, runs, strict=True))
+
+    return RunnableLambda(answer_all, name="agent")
+
+
 def main(convention: str, endpoint: str, mode: str, spec_json: str) -> None:
     spec = json.loads(spec_json)
     if convention == "openinference":
@@ -59,11 +75,21 @@ def main(convention: str, endpoint: str, mode: str, spec_json: str) -> None:
 
         instrumentor = LangchainInstrumentor()
     app = RagApp(spec["service"], "http", endpoint)
+    seen = InMemorySpanExporter()
+    app.provider.add_span_processor(SimpleSpanProcessor(seen))
     instrumentor.instrument(tracer_provider=app.provider)
-    chat = mode == "chat"
-    chain = rag_chain(spec["docs"], spec["answer"], chat)
-    chain.invoke({"question": spec["question"]} if chat else spec["question"])
+    if mode == "agent":
+        agent(spec["runs"]).invoke("answer every question")
+    else:
+        chat = mode == "chat"
+        chain = rag_chain(spec["docs"], spec["answer"], chat)
+        chain.invoke({"question": spec["question"]} if chat else spec["question"])
     app.close()
+    spans = seen.get_finished_spans()
+    roots = {s.context.span_id for s in spans if s.parent is None}
+    children = sorted((s for s in spans if s.parent is not None and s.parent.span_id in roots),
+                      key=lambda s: s.start_time or 0)
+    print(json.dumps([format(s.context.span_id, "016x") for s in children]))
 
 
 if __name__ == "__main__":
