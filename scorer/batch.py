@@ -89,7 +89,8 @@ def score_file(
             _bad(report, row.line, str(e))
             continue
         try:
-            rec = RecordText(text.question, text.contexts, text.answer, reference=text.reference)
+            rec = RecordText(text.question, text.contexts, text.answer, reference=text.reference,
+                             samples=text.samples)
             outcomes = score_text(judge, metrics, rec)
         except RecordSkipped as e:
             _bad(report, row.line, f"judge refused the row: {e.reason}")

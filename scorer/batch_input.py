@@ -1,6 +1,7 @@
 """Rows of a batch file, streamed: JSONL or CSV, with our column names or Ragas's.
 
-CSV cells are strings, so a CSV file's contexts are one cell holding a JSON array of strings.
+CSV cells are strings, so a CSV file's contexts (and samples) are one cell holding a JSON array of
+strings.
 A row that cannot be read is yielded as its error (with its line number) and does not stop the run.
 """
 
@@ -19,6 +20,8 @@ COLUMNS = {
     "contexts": ("contexts", "retrieved_contexts"),
     "answer": ("answer", "response"),
     "reference": ("reference", "ground_truth"),
+    # Other answers sampled for the same question, for SelfCheck consistency.
+    "samples": ("samples",),
 }
 
 
@@ -66,14 +69,21 @@ def _csv_rows(source: IO[str]) -> Iterator[Row]:
         if None in data:
             yield Row(reader.line_num, None, "more cells than header columns")
             continue
-        contexts_key = next((k for k in COLUMNS["contexts"] if k in data), None)
-        if contexts_key is not None:
-            try:
-                data[contexts_key] = json.loads(data[contexts_key] or "[]")
-            except json.JSONDecodeError as e:
-                yield Row(reader.line_num, None, f"'{contexts_key}' is not a JSON array of strings ({e.msg})")
-                continue
+        try:
+            for name in ("contexts", "samples"):
+                if (list_key := next((k for k in COLUMNS[name] if k in data), None)) is not None:
+                    data[list_key] = _json_array(data[list_key], list_key)
+        except ValueError as e:
+            yield Row(reader.line_num, None, str(e))
+            continue
         yield Row(reader.line_num, data)
+
+
+def _json_array(cell: str, key: str) -> Any:
+    try:
+        return json.loads(cell or "[]")
+    except json.JSONDecodeError as e:
+        raise ValueError(f"'{key}' is not a JSON array of strings ({e.msg})") from None
 
 
 def column(data: dict[str, Any], name: str) -> tuple[str, Any]:
@@ -90,6 +100,7 @@ class RowText:
     contexts: list[str]
     answer: str
     reference: str | None
+    samples: list[str] | None
 
 
 def row_text(data: dict[str, Any]) -> RowText:
@@ -108,7 +119,10 @@ def row_text(data: dict[str, Any]) -> RowText:
         reference = None  # an empty CSV cell: no reference for this row
     if reference is not None and not isinstance(reference, str):
         raise ValueError(f"'{key}' must be a string")
-    return RowText(texts["question"], contexts, texts["answer"], reference)
+    key, samples = column(data, "samples")
+    if samples is not None and (not isinstance(samples, list) or not all(isinstance(x, str) for x in samples)):
+        raise ValueError(f"'{key}' must be a list of strings")
+    return RowText(texts["question"], contexts, texts["answer"], reference, samples or None)
 
 
 def pairing_key(data: dict[str, Any]) -> tuple[str, ...] | None:

@@ -10,6 +10,7 @@ from ragpulse.core.settings import ConfigError, key, require_at_least, require_o
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.metric_defaults import ANSWER_CORRECTNESS_WEIGHTS, BUILTIN_ASPECTS, definition
+from ragpulse.scorer.selfcheck_config import SelfCheckConfig
 
 JUDGES = ("local", "openai")
 ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
@@ -36,6 +37,8 @@ class ScorerConfig:
     aspect_strictness: int = 1
     # Questions generated from each answer for answer relevancy (the paper's n).
     answer_relevancy_questions: int = 3
+    # SelfCheck consistency (metric selfcheck): where its sampled answers come from.
+    selfcheck: SelfCheckConfig = field(default_factory=SelfCheckConfig)
     # Records scored at the same time; with the local judge the CPU is the limit.
     concurrency: int = 1
     # Window (records per service and metric) of the rolling-mean gauge.

@@ -19,6 +19,8 @@ from ragpulse.scorer.metrics.answer_correctness import answer_correctness
 from ragpulse.scorer.metrics.answer_relevancy import answer_relevancy
 from ragpulse.scorer.metrics.aspect_critique import aspect_functions
 from ragpulse.scorer.metrics.base import NotApplicable
+from ragpulse.scorer.metrics.selfcheck import SampleSource, selfcheck
+from ragpulse.scorer.selfcheck_config import SelfCheckConfig
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +74,21 @@ def metric_functions(config: ScorerConfig, names: list[str] | None = None, aspec
             out[name] = functools.partial(answer_relevancy, n=config.answer_relevancy_questions)
         elif name == "answer_correctness":
             out[name] = functools.partial(answer_correctness, weights=tuple(config.answer_correctness_weights))
+        elif name == "selfcheck":
+            out[name] = functools.partial(selfcheck, source=_sample_generator(config.selfcheck),
+                                          min_samples=config.selfcheck.min_samples)
         else:
             out[name] = METRICS[name]
     return out | (aspect_functions(config.aspects, config.aspect_strictness) if aspects else {})
+
+
+def _sample_generator(config: SelfCheckConfig) -> SampleSource | None:
+    if config.generator is None:
+        return None
+    # Imported here: without a generator, the openai SDK is never loaded.
+    from ragpulse.scorer.judge.openai.generator import SampleGenerator
+
+    return SampleGenerator(config.generator.endpoint(), config.generator.n)
 
 
 def score_text(judge: Judge, metrics: dict[str, Metric], rec: RecordText) -> dict[str, MetricOutcome]:

@@ -23,11 +23,11 @@ from ragpulse.core.labels import LabelGuard
 from ragpulse.core.wire import Record, RecordError, scores_message
 from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.judge.base import Judge, RecordText
+from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.metrics import Metric
-from ragpulse.scorer.metrics.reference import span_reference
 from ragpulse.scorer.observer import ScoredRecord, ScoreObserver
 from ragpulse.scorer.pacing import BudgetPacer
+from ragpulse.scorer.record_text import record_text
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
 from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
 
@@ -151,8 +151,7 @@ class Worker:
                 self._metrics.records_skipped.labels(reason=reason).inc()
                 return
             record = paced
-        text = RecordText(question=record.question, contexts=record.contexts, answer=record.answer,
-                          reference=span_reference(record.attributes))
+        text = record_text(record)
         started = time.perf_counter()
         attempt = 0
         judge, verdict = self._judge, None

@@ -20,7 +20,7 @@ from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import GeneratedQuestions, RecordText, Usage
 from ragpulse.scorer.judge.local.judge import LocalJudge
 from ragpulse.scorer.metrics.answer_correctness import answer_correctness
-from ragpulse.scorer.metrics.reference import span_reference
+from ragpulse.scorer.record_text import span_reference
 from ragpulse.scorer.score import metric_functions, score_text
 
 REFERENCE_METRICS = ["context_recall", "answer_similarity", "answer_correctness"]

@@ -11,6 +11,8 @@ METRIC_NAMES = (
     "faithfulness", "answer_relevancy", "context_relevancy", "context_precision",
     # Reference-based: only records that carry a reference answer (rag.reference) get them.
     "context_recall", "answer_similarity", "answer_correctness",
+    # SelfCheckGPT: the answer's consistency with other answers sampled for the same question.
+    "selfcheck",
 )
 
 # Computed for every record unless scorer.metrics says otherwise: the Ragas paper's three. The
@@ -19,4 +21,4 @@ DEFAULT_METRICS = METRIC_NAMES[:3]
 
 # A score below its threshold is a bad event for the error-budget alerts (the defaults of
 # scorer.bad_event_threshold).
-DEFAULT_BAD_EVENT_THRESHOLDS = dict(zip(METRIC_NAMES, (0.5, 0.5, 0.2, 0.5, 0.5, 0.5, 0.5), strict=True))
+DEFAULT_BAD_EVENT_THRESHOLDS = dict(zip(METRIC_NAMES, (0.5, 0.5, 0.2, 0.5, 0.5, 0.5, 0.5, 0.5), strict=True))

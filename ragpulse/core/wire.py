@@ -18,7 +18,7 @@ SCORES_VERSION = "1.0"
 
 # Attributes copied onto the record besides the triple; everything else stays in the trace.
 ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version",
-                        "rag.reference")
+                        "rag.reference", "rag.samples")
 
 
 def wire_json(message: dict[str, Any]) -> bytes:

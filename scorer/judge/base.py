@@ -68,6 +68,8 @@ class RecordText:
     memo: dict[str, object] = field(default_factory=dict)
     # The reference (ground-truth) answer where the row or span gives one (rag.reference).
     reference: str | None = None
+    # Other answers sampled for the same question (rag.samples), for SelfCheck consistency.
+    samples: list[str] | None = None
 
 
 class Judge(Protocol):

@@ -8,6 +8,7 @@ from ragpulse.scorer.metrics.context_precision import context_precision
 from ragpulse.scorer.metrics.context_recall import context_recall
 from ragpulse.scorer.metrics.context_relevancy import context_relevancy
 from ragpulse.scorer.metrics.faithfulness import faithfulness
+from ragpulse.scorer.metrics.selfcheck import selfcheck
 
 METRICS: dict[str, Metric] = {
     "faithfulness": faithfulness,
@@ -17,6 +18,7 @@ METRICS: dict[str, Metric] = {
     "context_recall": context_recall,
     "answer_similarity": answer_similarity,
     "answer_correctness": answer_correctness,
+    "selfcheck": selfcheck,
 }
 
 __all__ = ["METRICS", "Metric", "MetricFailure"]

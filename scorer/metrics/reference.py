@@ -3,19 +3,9 @@ statements by a text that is not the record's contexts (the reference, or the an
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragpulse.scorer.judge.base import Judge, RecordText, Usage, Verdict
 from ragpulse.scorer.metrics.base import MetricFailure, NotApplicable, checked_unit
 from ragpulse.scorer.metrics.grounding import checked_statements
-
-# The span attribute that carries a reference answer (on the record: core/wire.py's allow-list).
-REFERENCE_ATTRIBUTE = "rag.reference"
-
-
-def span_reference(attributes: dict[str, Any]) -> str | None:
-    value = attributes.get(REFERENCE_ATTRIBUTE)
-    return value if isinstance(value, str) and value.strip() else None
 
 
 def reference_of(rec: RecordText) -> str:

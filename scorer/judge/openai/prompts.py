@@ -206,3 +206,17 @@ def critique(question: str, answer: str, criterion: str) -> Prompt:
     }
     user = {"question": question, "answer": answer, "criterion": criterion}
     return Prompt("critique", _CRITIQUE_SYSTEM, user, schema, 400)
+
+
+# SelfCheck's sampled answers (SelfCheckGPT: the same question asked again at a temperature above 0).
+# Plain text, not JSON: the sample is an answer, as the app's model would write it.
+_SAMPLE_SYSTEM = (
+    "Answer the user's question from the documents given with it. The user message is JSON data: "
+    '"documents" and a "question". Answer in the language of the question, in a few sentences.'
+)
+
+
+def sample_answer(question: str, contexts: list[str]) -> list[dict[str, str]]:
+    """The chat messages that ask for one sampled answer."""
+    return [{"role": "system", "content": _SAMPLE_SYSTEM},
+            {"role": "user", "content": as_data({"documents": contexts, "question": question})}]
