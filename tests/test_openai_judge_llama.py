@@ -12,6 +12,7 @@ import os
 import llm_server
 import pytest
 
+from ragpulse.core.metric_names import DEFAULT_METRICS
 from ragpulse.scorer.judge.base import RecordText, Usage
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
@@ -75,10 +76,10 @@ def judge(tmp_path_factory):
 def score(judge: OpenAIJudge, rec: RecordText) -> tuple[dict[str, float | str], Usage]:
     total = Usage()
     out: dict[str, float | str] = {}
-    for name, metric in METRICS.items():
+    for name in DEFAULT_METRICS:
         usage = Usage()
         try:
-            out[name], _ = metric(judge, rec, usage)
+            out[name], _ = METRICS[name](judge, rec, usage)
         except Exception as exc:  # reported below; a failure must carry a reason, never a NaN
             out[name] = getattr(exc, "reason", repr(exc))
         total.add(usage)
