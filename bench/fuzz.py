@@ -1,15 +1,16 @@
 """Fuzzing a real `ragpulse up` process's OTLP receivers: --cases mutated requests (HTTP protobuf and
 JSON, gRPC; tests/support/otlp_fuzz.py makes them from what real exporters send) over real sockets.
 
-    python bench/fuzz.py [--cases 100000] [--seed 1] [--grpc-share 0.3] [--case-timeout 10]
+    python bench/fuzz.py [--cases 100000] [--seed 1] [--workers 4] [--grpc-share 0.3] [--case-timeout 10]
                          [--sample 0.0] [--findings fuzz-findings.txt]
 
-Case i is made from random.Random(f"{seed}:{i}"), so a finding is replayed from its number alone.
+Case i is made from random.Random(f"{seed}:{i}"), so a finding is replayed from its number alone,
+whatever --workers (client threads: cases that wait out the 0.3 s read timeout overlap).
 Properties: no 5xx (501 only for an unknown method or transfer coding), no connection closed without
 an answer, no call past --case-timeout, the process alive and serving at the end, its RSS bounded.
 Redaction is on (it runs on every extracted record); --sample is the share of records then scored.
 Prints cases/s, the outcomes, the findings (each with its case number), and ragpulse's RSS before,
-after and at peak. Exits 1 on any finding.
+after and at peak. Exits 1 on any finding, or when the process died or stopped taking spans.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import random
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -51,6 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", default="1")
+    parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--grpc-share", type=float, default=0.3)
     parser.add_argument("--case-timeout", type=float, default=10.0)
     parser.add_argument("--sample", type=float, default=0.0)
@@ -72,9 +75,10 @@ def main() -> int:
             outcomes: collections.Counter[str] = collections.Counter()
             findings: list[str] = []
             started = time.monotonic()
-            with grpc.insecure_channel(proc.grpc) as channel:
+            with grpc.insecure_channel(proc.grpc) as channel, ThreadPoolExecutor(args.workers) as pool:
                 export = channel.unary_unary(EXPORT)
-                for i in range(args.cases):
+
+                def run(i: int) -> tuple[str, str | None]:
                     rng = random.Random(f"{args.seed}:{i}")
                     if rng.random() < args.grpc_share:
                         case = grpc_case(rng, seeds)
@@ -84,10 +88,14 @@ def main() -> int:
                         case = http_case(rng, seeds)
                         outcome = run_http(http_address, case, args.case_timeout)
                         finding = check_http(case, outcome)
-                    outcomes[f"{case.transport} {outcome.status}"] += 1
+                    return f"{case.transport} {outcome.status}", (
+                        None if finding is None else f"case {i}: {finding}: {case.describe()}")
+
+                for i, (outcome_key, finding) in enumerate(pool.map(run, range(args.cases))):
+                    outcomes[outcome_key] += 1
                     if finding is not None:
-                        findings.append(f"case {i}: {finding}: {case.describe()}")
-                        print(findings[-1][:300], flush=True)
+                        findings.append(finding)
+                        print(finding[:300], flush=True)
                     if (i + 1) % 10_000 == 0:
                         elapsed = time.monotonic() - started
                         print(f"{i + 1} cases, {(i + 1) / elapsed:.0f}/s, ragpulse RSS {rss_mb(pid):.0f} MB, "
@@ -97,10 +105,11 @@ def main() -> int:
             rss_after, rss_peak = (rss_mb(pid), peak_rss_mb(pid)) if alive else (float("nan"), float("nan"))
             serving = False
             if alive:
+                accepted = proc.value("ragpulse_otlp_requests_total", transport="http", outcome="ok")
                 app = RagApp("after-fuzz", "http", proc.http)
                 app.answer("Still there?", ["Yes."], "Yes.")
-                app.close()
-                serving = proc.value("ragpulse_otlp_requests_total", transport="http", outcome="ok") > 0
+                app.close()  # the export is synchronous: counted by now if it was accepted
+                serving = proc.value("ragpulse_otlp_requests_total", transport="http", outcome="ok") == accepted + 1
         finally:
             proc.stop()
 
