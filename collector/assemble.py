@@ -9,6 +9,9 @@ full the oldest trace is assembled early. Each assembled trace yields one triple
 (an agent that retrieved and answered twice gives two; multispan.answer_units says how a trace is
 cut), each named after its own span.
 
+GenAI content may also come as OTLP log records (collector/otlp_logs.py): they are buffered with
+their trace, whichever arrives first, and put on their span's events when the trace is assembled.
+
 Nothing here publishes: the pipeline takes assembled traces and sends their triples through the
 same limit → redact → sample → publish path as single spans.
 """
@@ -19,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ragpulse.collector.extract import genai, openinference, openllmetry
 from ragpulse.collector.extract.config import AssemblyConfig
@@ -47,6 +50,9 @@ class PendingTrace:
     trace_id: bytes
     first_seen: float
     spans: dict[bytes, TraceSpan] = field(default_factory=dict)
+    # Log-record events by the span id they name (genai_events), until the span is assembled.
+    events: dict[bytes, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
+    event_count: int = 0
     size: int = 0
     root_seen: float | None = None
 
@@ -55,6 +61,7 @@ class TraceAssembler:
     def __init__(self, config: AssemblyConfig, conventions: Iterable[str], metrics: CollectorMetrics) -> None:
         wanted = set(conventions)
         self._conventions = [c for name, c in MULTI_SPAN_CONVENTIONS.items() if name in wanted]
+        self.reads_events = "genai" in wanted
         self._config = config
         self._metrics = metrics
         self._lock = threading.Lock()
@@ -103,12 +110,34 @@ class TraceAssembler:
                 trace.root_seen = now
                 self._rooted[trace_id] = now
             self._metrics.trace_spans.labels(outcome="buffered").inc()
-            evicted = []
-            while self._pending and (
-                len(self._pending) > self._config.max_traces or self._bytes > self._config.max_bytes
-            ):
-                evicted.append(self._pop(next(iter(self._pending)), "buffer_full"))
-            return evicted
+            return self._evict()
+
+    def add_event(
+        self, trace_id: bytes, span_id: bytes, event: tuple[str, dict[str, Any]], size: int, now: float
+    ) -> list[PendingTrace]:
+        """Buffer a log-record event for its span, which may not have arrived yet; returns the traces
+        taken out early, as add() does. An event beyond the trace's span limit is dropped."""
+        with self._lock:
+            if trace_id in self._done:
+                return []
+            trace = self._pending.get(trace_id)
+            if trace is None:
+                trace = self._pending[trace_id] = PendingTrace(trace_id, now)
+            if trace.event_count >= self._config.max_spans_per_trace:
+                return []
+            trace.events.setdefault(span_id, []).append(event)
+            trace.event_count += 1
+            trace.size += size
+            self._bytes += size
+            return self._evict()
+
+    def _evict(self) -> list[PendingTrace]:
+        evicted = []
+        while self._pending and (
+            len(self._pending) > self._config.max_traces or self._bytes > self._config.max_bytes
+        ):
+            evicted.append(self._pop(next(iter(self._pending)), "buffer_full"))
+        return evicted
 
     def pop_due(self, now: float) -> PendingTrace | None:
         """The next trace whose root arrived `grace_s` ago, or whose first span `timeout_s` ago."""
@@ -139,6 +168,9 @@ class TraceAssembler:
         return trace
 
     def assemble(self, trace: PendingTrace) -> list[Assembled]:
+        for span_id, events in trace.events.items():
+            if (span := trace.spans.get(span_id)) is not None:
+                span.events.extend(events)
         spans = list(trace.spans.values())
         for convention in self._conventions:
             if assembled := convention.assemble(spans):

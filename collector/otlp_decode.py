@@ -1,4 +1,5 @@
-"""Decoding OTLP/HTTP trace export bodies (protobuf or JSON, optionally gzip) into protobuf messages.
+"""Decoding OTLP/HTTP export bodies (protobuf or JSON, optionally gzip) into protobuf messages: trace
+export requests, and log export requests (collector/otlp_logs.py) through the same code.
 
 Errors carry the HTTP status the OTLP spec asks for and a message that says what is wrong.
 """
@@ -10,16 +11,17 @@ import itertools
 import json
 import re
 import zlib
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 # receiver.max_json_depth's default, for callers without a receiver section (the Kafka input).
 DEFAULT_MAX_JSON_DEPTH = 64
+_Request = TypeVar("_Request", bound=Message)
 
 
 class OtlpDecodeError(Exception):
@@ -71,27 +73,39 @@ def decompress(body: bytes, content_encoding: str | None, max_bytes: int) -> byt
 def decode_request(
     body: bytes, content_type: str | None, max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
 ) -> ExportTraceServiceRequest:
+    return decode_into(ExportTraceServiceRequest(), body, content_type, max_json_depth)
+
+
+def decode_into(request: _Request, body: bytes, content_type: str | None, max_json_depth: int) -> _Request:
+    """`body` parsed into the empty `request` (any OTLP export request) by its content type."""
     kind = media_type(content_type)
     if kind == PROTOBUF:
-        return decode_protobuf(body)
+        return parse_protobuf(request, body)
     if kind == JSON:
-        return decode_json(body, max_json_depth)
+        return parse_json(request, body, max_json_depth)
     raise OtlpDecodeError(
         415, f"unsupported Content-Type {content_type!r}; send {PROTOBUF} or {JSON}", "unsupported"
     )
 
 
 def decode_protobuf(body: bytes) -> ExportTraceServiceRequest:
+    return parse_protobuf(ExportTraceServiceRequest(), body)
+
+
+def parse_protobuf(request: _Request, body: bytes) -> _Request:
     """Protobuf nesting is bounded by the parser itself (100 levels): deeper is a DecodeError."""
-    request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
     except DecodeError as e:
-        raise OtlpDecodeError(400, f"body is not a valid ExportTraceServiceRequest protobuf: {e}") from e
+        raise OtlpDecodeError(400, f"body is not a valid {request.DESCRIPTOR.name} protobuf: {e}") from e
     return request
 
 
 def decode_json(body: bytes, max_depth: int = DEFAULT_MAX_JSON_DEPTH) -> ExportTraceServiceRequest:
+    return parse_json(ExportTraceServiceRequest(), body, max_depth)
+
+
+def parse_json(request: _Request, body: bytes, max_depth: int) -> _Request:
     try:
         # Strict: json.loads on bytes would let UTF-8-encoded surrogates through.
         text = body.decode("utf-8")
@@ -107,12 +121,12 @@ def decode_json(body: bytes, max_depth: int = DEFAULT_MAX_JSON_DEPTH) -> ExportT
     except json.JSONDecodeError as e:
         raise OtlpDecodeError(400, f"body is not valid JSON: {e}") from e
     if not isinstance(doc, dict):
-        raise OtlpDecodeError(400, "JSON body must be an object with a resourceSpans array")
+        raise OtlpDecodeError(400, f"JSON body must be an object (an OTLP {request.DESCRIPTOR.name})")
     try:
         _prepare_for_protobuf(doc)
-        return json_format.ParseDict(doc, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+        return json_format.ParseDict(doc, request, ignore_unknown_fields=True)
     except (json_format.ParseError, ValueError, TypeError) as e:
-        raise OtlpDecodeError(400, f"JSON body is not a valid OTLP ExportTraceServiceRequest: {e}") from e
+        raise OtlpDecodeError(400, f"JSON body is not a valid OTLP {request.DESCRIPTOR.name}: {e}") from e
 
 
 # JSON strings, whose brackets do not nest (unrolled and possessive: no backtracking).

@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -20,6 +21,7 @@ from ragpulse.collector.extract.config import ExtractConfig
 from ragpulse.collector.extract.multispan import TraceSpan
 from ragpulse.collector.extract.native import extract_native
 from ragpulse.collector.extract.triple import ExtractRejection, Triple
+from ragpulse.collector.otlp_logs import genai_log_events
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
@@ -126,6 +128,20 @@ class CollectorPipeline:
             result.error_message = "; ".join(errors) + (f"; and {more} more" if more > 0 else "")
         return result
 
+    def consume_logs_request(self, request: ExportLogsServiceRequest) -> None:
+        """The request's GenAI events go to the assembly buffer with their trace (sampled as its
+        spans are); nothing is published from here but traces the buffer evicts to make room."""
+        if not self._assembler.reads_events:
+            return
+        now = time.monotonic()
+        for log_event in genai_log_events(request):
+            service = self._redact.label(log_event.service) if self._redact is not None else log_event.service
+            if self._sampler.decide(log_event.trace_id, service) is None:
+                continue
+            for evicted in self._assembler.add_event(log_event.trace_id, log_event.span_id, log_event.event,
+                                                     log_event.size, now):
+                self._publish_evicted(evicted)
+
     def _span(
         self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[tuple[bytes, TraceSpan, int]]
     ) -> None:
@@ -153,7 +169,7 @@ class CollectorPipeline:
     def _finish(self, trace: PendingTrace) -> list[_Outgoing]:
         """The records of a trace's RAG runs (none when sampled out), to be published in one batch."""
         assembled = self._assembler.assemble(trace)
-        if not assembled:
+        if not assembled and trace.spans:  # a trace of log events only had no span to count
             self._metrics.spans_without_triple.inc()
         prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano)
                     for a in assembled)

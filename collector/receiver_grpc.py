@@ -1,4 +1,5 @@
-"""OTLP/gRPC receiver: the TraceService Export call.
+"""OTLP/gRPC receiver: the TraceService Export call, and the LogsService Export call, where only the
+GenAI events among the log records are read (collector/otlp_logs.py).
 
 The request arrives as bytes and is decoded here, not by grpc: grpc answers a message its
 deserializer cannot read with INTERNAL, which says "ragpulse is broken" and which exporters retry,
@@ -18,9 +19,11 @@ from datetime import timedelta
 
 import grpc
 from google.rpc.error_details_pb2 import RetryInfo
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ragpulse.collector.otlp_decode import OtlpDecodeError, decode_protobuf
+from ragpulse.collector.otlp_logs import decode_logs_protobuf
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
@@ -29,6 +32,7 @@ from ragpulse.core.endpoints import format_endpoint
 from ragpulse.core.http_guard import RequestGuard
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
 TRANSPORT = "grpc"
 _RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
@@ -39,13 +43,26 @@ class _TraceService:
         self._metrics = metrics
         self._guard = guard
 
-    def export(self, body: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+    def _authenticate(self, context: grpc.ServicerContext) -> None:
         if self._guard.authenticates:
             metadata = dict(context.invocation_metadata())
             authorization = metadata.get("authorization")
             if not self._guard.authorized(authorization if isinstance(authorization, str) else None):
                 self._count_refusal("invalid", "unauthenticated")
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong credentials")
+
+    def export_logs(self, body: bytes, context: grpc.ServicerContext) -> ExportLogsServiceResponse:
+        self._authenticate(context)
+        try:
+            self._pipeline.consume_logs_request(decode_logs_protobuf(body))
+        except OtlpDecodeError as e:
+            self._count_refusal("invalid", e.reason)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, e.message)
+        self._metrics.requests.labels(transport=TRANSPORT, outcome="ok").inc()
+        return ExportLogsServiceResponse()
+
+    def export(self, body: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+        self._authenticate(context)
         try:
             result = self._pipeline.consume_export_request(decode_protobuf(body), TRANSPORT)
         except OtlpDecodeError as e:
@@ -90,7 +107,12 @@ class OtlpGrpcReceiver:
         handler = grpc.unary_unary_rpc_method_handler(
             service.export, response_serializer=ExportTraceServiceResponse.SerializeToString
         )
-        self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(SERVICE, {"Export": handler})])
+        logs_handler = grpc.unary_unary_rpc_method_handler(
+            service.export_logs, response_serializer=ExportLogsServiceResponse.SerializeToString
+        )
+        self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),
+                                               grpc.method_handlers_generic_handler(LOGS_SERVICE,
+                                                                                    {"Export": logs_handler})])
         address = format_endpoint(host, port)
         if config.tls.enabled:
             key, chain, client_ca = config.tls.read()

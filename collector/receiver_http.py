@@ -1,4 +1,5 @@
-"""OTLP/HTTP receiver: POST /v1/traces with protobuf or JSON bodies, optionally gzip-compressed.
+"""OTLP/HTTP receiver: POST /v1/traces with protobuf or JSON bodies, optionally gzip-compressed; and
+POST /v1/logs, where only the GenAI events among the log records are read (collector/otlp_logs.py).
 
 Responses follow the OTLP spec: 200 with an ExportTraceServiceResponse (partial success when
 spans were refused) in the request's encoding, 4xx with a google.rpc.Status that says what is
@@ -16,10 +17,12 @@ from http.server import BaseHTTPRequestHandler
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ragpulse.collector.http_body import read_body
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request, decompress, media_type
+from ragpulse.collector.otlp_logs import decode_logs_request
 from ragpulse.collector.pipeline import CollectorPipeline
 from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.collector.telemetry import CollectorMetrics
@@ -30,6 +33,7 @@ from ragpulse.core.settings import key
 
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"
 TRANSPORT = "http"
 
 
@@ -72,9 +76,11 @@ def _handler_class(
                 _count_refusal(metrics, refusal.reason)
                 self._reply_status(refusal.status, refusal.message, answer_type, dict(refusal.headers))
                 return
-            if self.path.split("?", 1)[0] != TRACES_PATH:
+            path = self.path.split("?", 1)[0]
+            if path not in (TRACES_PATH, LOGS_PATH):
                 self.close_connection = True  # the body is not read
-                self._reply_status(404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}", answer_type)
+                self._reply_status(
+                    404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}, logs to {LOGS_PATH}", answer_type)
                 return
             try:
                 body = read_body(self.rfile, self.headers, max_bytes)
@@ -90,12 +96,19 @@ def _handler_class(
                     "read_timeout"), answer_type)
                 return
             try:
-                request = decode_request(
-                    decompress(body, self.headers.get("Content-Encoding"), max_bytes),
-                    self.headers.get("Content-Type"),
-                    config.max_json_depth,
-                )
-                result = pipeline.consume_export_request(request, TRANSPORT)
+                data = decompress(body, self.headers.get("Content-Encoding"), max_bytes)
+                response: Message
+                if path == LOGS_PATH:
+                    pipeline.consume_logs_request(
+                        decode_logs_request(data, self.headers.get("Content-Type"), config.max_json_depth))
+                    response = ExportLogsServiceResponse()
+                else:
+                    request = decode_request(data, self.headers.get("Content-Type"), config.max_json_depth)
+                    result = pipeline.consume_export_request(request, TRANSPORT)
+                    response = ExportTraceServiceResponse()
+                    if result.rejected_spans:
+                        response.partial_success.rejected_spans = result.rejected_spans
+                        response.partial_success.error_message = result.error_message
             except OtlpDecodeError as e:
                 self._refuse(e, answer_type)
                 return
@@ -113,10 +126,6 @@ def _handler_class(
                 self._refuse(OtlpDecodeError(500, "internal error; see ragpulse's log", "internal"), answer_type)
                 return
             metrics.requests.labels(transport=TRANSPORT, outcome="ok").inc()
-            response = ExportTraceServiceResponse()
-            if result.rejected_spans:
-                response.partial_success.rejected_spans = result.rejected_spans
-                response.partial_success.error_message = result.error_message
             self._reply(200, response, answer_type)
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib naming

@@ -318,6 +318,27 @@ def test_one_record_per_rag_run_of_a_trace() -> None:
     assert c.value("ragpulse_records_received_total", service="shop") == 2
 
 
+def test_genai_content_as_span_events() -> None:
+    """The inference span's messages in its gen_ai.client.inference.operation.details span event."""
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    agent = Span(span_id=os.urandom(8))
+    trace.span(scope, "retrieval faq", {"gen_ai.operation.name": "retrieval",
+                                        "gen_ai.retrieval.documents": [{"id": "a", "score": 0.9, "content": DOCS[0]}]},
+               parent=agent)
+    chat = trace.span(scope, "chat gpt-4o", {"gen_ai.operation.name": "chat"}, parent=agent, events=[
+        ("gen_ai.client.inference.operation.details", {
+            "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}],
+            "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}]})])
+    trace.span(scope, "invoke_agent faq", {"gen_ai.operation.name": "invoke_agent"}, span_id=agent.span_id)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, [DOCS[0]], ANSWER)
+    assert record.span_id == chat.span_id.hex()
+
+
 def test_spans_arrive_in_several_requests_and_a_remote_parent_marks_the_root() -> None:
     """The app's top span has a parent in another service (W3C traceparent): for this collector it is
     the root. A straggler after assembly is counted as late, not turned into a second record."""
@@ -572,6 +593,94 @@ def test_genai_util_handler_spans(collector_over_http: tuple[Collector, str], mo
     (record,) = c.records()
     assert (record.question, record.contexts, record.answer) == (QUESTION, DOCS, ANSWER)
     assert record.model == "gpt-4o-mini"
+
+
+class LogApp:
+    """The real OTel SDK logs pipeline (LoggerProvider and the OTLP log exporter) of an app."""
+
+    def __init__(self, service: str, transport: str, endpoint: str) -> None:
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+        from opentelemetry.sdk.resources import Resource
+
+        exporter = (GrpcLogExporter(endpoint=f"http://{endpoint}", insecure=True) if transport == "grpc"
+                    else HttpLogExporter(endpoint=f"http://{endpoint}/v1/logs"))
+        self.provider = LoggerProvider(resource=Resource.create({"service.name": service}))
+        self.provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+
+
+def test_genai_content_as_log_events_from_the_util_handler(
+    collector_over_http: tuple[Collector, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """opentelemetry-util-genai with content in events only: the inference span carries no messages,
+    the gen_ai.client.inference.operation.details log record does, over OTLP /v1/logs. The retrieval
+    (another instrumentation, content on its span) gives the contexts."""
+    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
+    from opentelemetry.util.genai.handler import TelemetryHandler
+    from opentelemetry.util.genai.types import InputMessage, OutputMessage, TextPart
+
+    c, endpoint = collector_over_http
+    app, logs = RagApp("genai-events", "http", endpoint), LogApp("genai-events", "http", endpoint)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    retriever = TelemetryHandler(tracer_provider=app.provider)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "EVENT_ONLY")
+    llm = TelemetryHandler(tracer_provider=app.provider, logger_provider=logs.provider)
+    with retriever.workflow("answer"):
+        with retriever.retrieval(data_source_id="faq") as retrieval:
+            retrieval.query_text = QUESTION
+            retrieval.documents = [{"id": str(i), "score": 1.0 - i / 10, "content": d} for i, d in enumerate(DOCS)]
+        with llm.inference("openai", request_model="gpt-4o-mini") as inference:
+            inference.input_messages = [InputMessage(role="user", parts=[TextPart(content=f"{DOCS}\n{QUESTION}")])]
+            inference.output_messages = [OutputMessage(role="assistant", parts=[TextPart(content=ANSWER)],
+                                                       finish_reason="stop")]
+    logs.provider.shutdown()
+    app.close()
+    c.pipeline.tick(_later(GRACE_S))
+    (record,) = c.records()
+    assert (record.question, record.contexts, record.answer) == (QUESTION, DOCS, ANSWER)
+    assert record.model == "gpt-4o-mini"
+    assert c.value("ragpulse_traces_assembled_total", trigger="root") == 1
+
+
+def test_genai_per_message_log_events_over_grpc() -> None:
+    """The per-message events of the conventions up to 1.36 (gen_ai.user.message, gen_ai.choice with
+    a body), emitted with the real SDK logs API and exported over OTLP/gRPC before the spans: they
+    wait in the buffer for their span."""
+    from opentelemetry._logs import LogRecord
+
+    from ragpulse.collector.receiver_grpc import OtlpGrpcReceiver
+
+    c = _collector()
+    receiver = OtlpGrpcReceiver("127.0.0.1", 0, c.pipeline, CollectorMetrics(CollectorRegistry()), ReceiverConfig())
+    receiver.start()
+    try:
+        app, logs = RagApp("genai-v1", "grpc", receiver.endpoint), LogApp("genai-v1", "grpc", receiver.endpoint)
+        logger = logs.provider.get_logger("tests.genai")
+        # Each span is exported when it ends: the chat span's events are on the wire before it.
+        with app.tracer.start_as_current_span("invoke_agent faq") as agent:
+            agent.set_attribute("gen_ai.operation.name", "invoke_agent")
+            with app.tracer.start_as_current_span("retrieval faq") as retrieval:
+                retrieval.set_attribute("gen_ai.operation.name", "retrieval")
+                retrieval.set_attribute("gen_ai.retrieval.query.text", QUESTION)
+                retrieval.set_attribute("gen_ai.retrieval.documents",
+                                        json.dumps([{"id": "a", "score": 0.9, "content": DOCS[0]}]))
+            with app.tracer.start_as_current_span("chat gpt-4o") as chat:
+                chat.set_attribute("gen_ai.operation.name", "chat")
+                chat.set_attribute("gen_ai.request.model", "gpt-4o")
+                logger.emit(LogRecord(event_name="gen_ai.system.message", body={"content": "Answer briefly."}))
+                logger.emit(LogRecord(event_name="gen_ai.user.message", body={"content": f"{DOCS[0]} {QUESTION}"}))
+                logger.emit(LogRecord(event_name="gen_ai.choice", body={
+                    "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}))
+        logs.provider.shutdown()
+        app.close()
+        c.pipeline.tick(_later(GRACE_S))
+        (record,) = c.records()
+        assert (record.question, record.contexts, record.answer) == (QUESTION, [DOCS[0]], ANSWER)
+        assert record.span_id == format(chat.get_span_context().span_id, "016x")
+    finally:
+        receiver.stop()
 
 
 @pytest.mark.slow

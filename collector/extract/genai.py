@@ -5,7 +5,7 @@ Retrieval spans: `gen_ai.operation.name` = "retrieval", `gen_ai.retrieval.query.
 convention only requires id and score, so content is taken where present). Inference and agent
 spans: `gen_ai.input.messages` / `gen_ai.output.messages`, each a list of
 {role, parts: [{type: "text", content}]} (JSON string or structured), as opentelemetry-util-genai
-writes them.
+writes them; or the same content in events (genai_events: on the span, or OTLP log records).
 
 Per RAG run (multispan.answer_units: retrieval spans are the retrievals, spans with output
 messages the answers): question = the retrieval query text, else the last user message of the
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragpulse.collector.extract import genai_events
 from ragpulse.collector.extract.multispan import (
     Assembled,
     TraceSpan,
@@ -38,7 +39,13 @@ DOCUMENTS = "gen_ai.retrieval.documents"
 
 def wants(span: TraceSpan) -> bool:
     attrs = span.attributes
-    return OPERATION in attrs or INPUT_MESSAGES in attrs or OUTPUT_MESSAGES in attrs
+    return (OPERATION in attrs or INPUT_MESSAGES in attrs or OUTPUT_MESSAGES in attrs
+            or any(name in genai_events.NAMES for name, _ in span.events))
+
+
+def _messages(span: TraceSpan, key: str) -> Any:
+    """A span's input or output messages: its attribute, else what its events carry (None if neither)."""
+    return span.attributes[key] if key in span.attributes else genai_events.messages(span.events, key)
 
 
 def _list(value: Any) -> list[Any]:
@@ -65,7 +72,7 @@ def last_message_text(value: Any, role: str) -> str:
 
 def assemble(spans: list[TraceSpan]) -> list[Assembled]:
     runs = answer_units(spans, lambda s: s.attributes.get(OPERATION) == "retrieval",
-                        lambda s: OUTPUT_MESSAGES in s.attributes)
+                        lambda s: _messages(s, OUTPUT_MESSAGES) is not None)
     return [assembled for run in runs if (assembled := _assemble_run(run)) is not None]
 
 
@@ -78,10 +85,11 @@ def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:
     question = next((q.strip() for s in retrievals if isinstance(q := s.attributes.get(QUERY_TEXT), str) and q.strip()),
                     "")
     for span in ours:
-        question = question or last_message_text(span.attributes.get(INPUT_MESSAGES), "user")
-    answering = sorted((s for s in ours if OUTPUT_MESSAGES in s.attributes), key=lambda s: s.end_time_unix_nano)
+        question = question or last_message_text(_messages(span, INPUT_MESSAGES), "user")
+    answering = sorted((s for s in ours if _messages(s, OUTPUT_MESSAGES) is not None),
+                       key=lambda s: s.end_time_unix_nano)
     for span in reversed(answering):
-        if answer := last_message_text(span.attributes.get(OUTPUT_MESSAGES), "assistant"):
+        if answer := last_message_text(_messages(span, OUTPUT_MESSAGES), "assistant"):
             break
     else:
         return None

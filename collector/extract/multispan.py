@@ -18,11 +18,12 @@ from typing import Any
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
 
 from ragpulse.collector.attributes import attributes
+from ragpulse.collector.extract import genai_events
 from ragpulse.collector.extract.triple import Triple
 
-# Span events some convention reads (OpenLLMetry's vector-DB results). Other events (embedding
-# vectors, logs) are not kept: they can be large and no convention needs them.
-KEPT_EVENTS = frozenset({"db.query.result"})
+# Span events some convention reads (OpenLLMetry's vector-DB results, GenAI message content). Other
+# events (embedding vectors, logs) are not kept: they can be large and no convention needs them.
+KEPT_EVENTS = frozenset({"db.query.result", *genai_events.NAMES})
 
 _REMOTE_PARENT = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 
