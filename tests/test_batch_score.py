@@ -208,3 +208,29 @@ def test_mean_ci_and_paired_test() -> None:
     assert wilcoxon_p(np.array([1.0, 2, 3, -1, 2, 1, 3, 4, 2, 1])) == pytest.approx(0.0117, abs=2e-4)
     assert paired([0.5, 0.6], [0.5, 0.6]).p_wilcoxon is None
     assert paired([0.9, 0.8, 0.7], [0.5, 0.5, 0.5]).diff.mean == pytest.approx(0.3)
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    source = dataset(tmp_path / "in.jsonl", made_up=False)
+    controller, terminal = pty.openpty()
+    try:
+        result = subprocess.run([sys.executable, "-m", "ragpulse.cli", "score", "--input", str(source), "--output",
+                                 str(tmp_path / "out.jsonl"), "--metrics", "context_relevancy"],
+                                stdout=subprocess.PIPE, stderr=terminal, timeout=120)
+        os.close(terminal)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+    assert result.returncode == 0
+    assert f"[{'#' * 30}] {len(FACTS)}/{len(FACTS)} rows".encode() in seen
