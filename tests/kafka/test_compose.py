@@ -29,9 +29,13 @@ def test_compose_services_use_real_commands_settings_and_ports() -> None:
         assert host in services  # the broker is a service of the project
         _, metrics_port = parse_endpoint(config.prometheus.endpoint, "prometheus")
         assert f"{name}:{metrics_port}" in targets
+        # Prometheus sends the target's name as Host: the Host check must let it through.
+        assert config.prometheus.guard("0.0.0.0").host_allowed(f"{name}:{metrics_port}")
         if args.command == "collector":
             published = {p.split(":")[1] for p in service["ports"]}
             for endpoint in (config.receiver.grpc_endpoint, config.receiver.http_endpoint):
                 assert str(parse_endpoint(endpoint, "receiver")[1]) in published
+            guard = config.receiver.guard("0.0.0.0")
+            assert guard.host_allowed("localhost:4318") and guard.host_allowed(f"{name}:4318")
     for mount in services["prometheus"]["volumes"] + services["grafana"]["volumes"]:
         assert (COMPOSE / mount.split(":")[0]).exists(), mount
