@@ -555,6 +555,22 @@ def test_agent_with_two_rag_chains_in_one_trace_gives_two_records(
 
 
 @pytest.mark.slow
+def test_agent_with_two_llamaindex_query_engines_gives_two_records(collector_over_http: tuple[Collector, str]) -> None:
+    """Two LlamaIndex query engines queried in turn under one plain OTel parent span: one record per
+    query, named after its engine's query span."""
+    c, endpoint = collector_over_http
+    spec = {"service": "index-agent", "runs": AGENT_RUNS}
+    done = subprocess.run([sys.executable, str(SUPPORT / "llamaindex_app.py"), endpoint, json.dumps(spec)],
+                          check=True, timeout=180, capture_output=True, text=True)
+    query_spans = json.loads(done.stdout.strip().splitlines()[-1])
+    c.pipeline.tick(_later(GRACE_S))
+    records = sorted(c.records(), key=lambda r: r.time_unix_nano)
+    assert [(r.question, r.answer, sorted(r.contexts)) for r in records] == [
+        (run["question"], run["answer"], sorted(run["docs"])) for run in AGENT_RUNS]
+    assert [r.span_id for r in records] == query_spans
+
+
+@pytest.mark.slow
 def test_openinference_index_query_engine_with_reranker(collector_over_http: tuple[Collector, str]) -> None:
     """LlamaIndex: contexts come from the RERANKER span's output documents, not the retriever's."""
     c, endpoint = collector_over_http

@@ -8,6 +8,9 @@ process because the instrumentor hooks LlamaIndex's global dispatcher.
     python tests/support/llamaindex_app.py HOST:PORT SPEC_JSON
 
 SPEC_JSON: {"service", "question", "answer", "docs"}. Prints the reranked contexts as JSON.
+With {"service", "runs": [{"question", "answer", "docs"}, ...]} instead: one query engine per run,
+each over its own index, queried in turn under one parent span (an agent); prints the span ids (hex)
+of the parent's children, the engines' query spans, in start order.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.postprocessor import StructuredLLMRerank
 from llama_index.core.schema import TextNode
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_app import RagApp
 
 
@@ -49,11 +54,30 @@ class FixedLLM(CustomLLM):
         yield self.complete(prompt, formatted, **kwargs)
 
 
+def agent(app: RagApp, runs: list[dict[str, Any]]) -> None:
+    seen = InMemorySpanExporter()
+    app.provider.add_span_processor(SimpleSpanProcessor(seen))
+    engines = [VectorStoreIndex([TextNode(text=d) for d in run["docs"]])
+               .as_query_engine(similarity_top_k=len(run["docs"]), llm=FixedLLM(answer=run["answer"]))
+               for run in runs]
+    with app.tracer.start_as_current_span("agent") as parent:
+        for engine, run in zip(engines, runs, strict=True):
+            engine.query(run["question"])
+    app.close()
+    parent_id = parent.get_span_context().span_id
+    children = sorted((s for s in seen.get_finished_spans() if s.parent is not None and s.parent.span_id == parent_id),
+                      key=lambda s: s.start_time or 0)
+    print(json.dumps([format(s.context.span_id, "016x") for s in children]))
+
+
 def main(endpoint: str, spec_json: str) -> None:
     spec = json.loads(spec_json)
     app = RagApp(spec["service"], "http", endpoint)
     LlamaIndexInstrumentor().instrument(tracer_provider=app.provider)
     Settings.embed_model = MockEmbedding(embed_dim=8)
+    if "runs" in spec:
+        agent(app, spec["runs"])
+        return
     Settings.llm = FixedLLM(answer=spec["answer"])
     index = VectorStoreIndex([TextNode(text=d) for d in spec["docs"]])
     reranker = StructuredLLMRerank(top_n=2)
