@@ -47,6 +47,8 @@ class CascadeConfig:
         require_probability(key(where, "floor"), self.floor)
         for name in ("low_score_weight", "uncertainty_weight"):
             require_at_least(key(where, name), getattr(self, name), 0)
+        # exp(50) is a favour of 5e21: beyond it the weights overflow, and nothing is gained.
+        require(self.low_score_weight <= 50, key(where, "low_score_weight"), "at most 50", self.low_score_weight)
         require(bool(self.selection_metrics), key(where, "selection_metrics"), "a non-empty list",
                 self.selection_metrics)
         for name in self.selection_metrics:

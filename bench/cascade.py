@@ -1,0 +1,206 @@
+"""The judge cascade and its prediction-powered estimates, simulated on labelled data.
+
+    python bench/cascade.py [--resamples 1000] [--records 2000] [--seed 7]
+
+The human labels stand in for the expensive judge: RAGTruth dev, LLM score = 1 - hallucinated;
+WikiEval dev, the faithful answer = 1 and the ungrounded one = 0 (two records per row, contexts
+= context_v1). The offline score is the local judge's real faithfulness of each record.
+
+Each resample is a window of traffic: --records records drawn with replacement from the labelled
+set, then the cascade's choice (the product's g(s) and scale, scorer/cascade.py; a uniform draw
+stands for the trace id's randomness) and the product's estimator (scorer/estimates.py, no decay).
+"All-judged" is the mean LLM score of the labelled set: what the expensive judge on every record
+estimates. Reported per LLM share: bias, 90 % interval coverage of the all-judged value, mean
+interval width beside the LLM on every record of the window and beside uniform random sampling of
+the same expected cost (LLM scores of the sample only: what the budget pacer gives without the
+cascade; and, to separate the two effects, uniform sampling with the same estimator), and the share
+of truly hallucinated answers that get an LLM verdict, beside the uniform share.
+
+This is a benchmark harness, not product code: it imports the product's pieces and feeds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ragpulse.scorer.cascade import Cascade, scale_for_share
+from ragpulse.scorer.cascade_config import CascadeConfig
+from ragpulse.scorer.estimates import PpiEstimator
+from ragpulse.scorer.judge.base import RecordText, Usage
+from ragpulse.scorer.metrics import METRICS, MetricFailure
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quality import strip_prefix  # noqa: E402  (bench/quality.py: WikiEval's prefixes)
+
+DATA = Path("/work/shared/data")
+SHARES = (0.05, 0.10, 0.25)
+LEVEL = 0.90
+Q = statistics.NormalDist().inv_cdf((1 + LEVEL) / 2)
+
+
+@dataclass
+class Population:
+    offline: np.ndarray  # the local judge's faithfulness
+    truth: np.ndarray  # the stand-in for the expensive judge (human label)
+    source: list[str]
+
+
+def load(cache: Path | None) -> tuple[Population, int]:
+    """The labelled records with their offline scores; records the local judge cannot score
+    (no statements) are left out and counted."""
+    if cache is not None and cache.exists():
+        rows = json.loads(cache.read_text())
+    else:
+        from ragpulse.scorer.judge.local import LocalJudge
+
+        judge = LocalJudge()
+
+        def faithfulness(q: str, contexts: list[str], answer: str) -> float | None:
+            try:
+                return METRICS["faithfulness"](judge, RecordText(q, contexts, answer), Usage())[0]
+            except MetricFailure:
+                return None
+
+        rows = []
+        for line in (DATA / "ragtruth-dev.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            score = faithfulness(r["question"], r["contexts"], r["answer"])
+            rows.append(("ragtruth", 1 - int(r["hallucinated"]), score))
+        for line in (DATA / "wikieval-dev.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            q, contexts = strip_prefix(r["question"]), [strip_prefix(c) for c in r["context_v1"]]
+            rows.append(("wikieval", 1, faithfulness(q, contexts, strip_prefix(r["answer"]))))
+            rows.append(("wikieval", 0, faithfulness(q, contexts, strip_prefix(r["ungrounded_answer"]))))
+        if cache is not None:
+            cache.write_text(json.dumps(rows))
+    kept = [r for r in rows if r[2] is not None]
+    pop = Population(np.array([r[2] for r in kept]), np.array([r[1] for r in kept], float), [r[0] for r in kept])
+    return pop, len(rows) - len(kept)
+
+
+def ppi(offline: np.ndarray, truth: np.ndarray, pi: np.ndarray, judged: np.ndarray) -> tuple[float, float, float]:
+    """The product's estimator over one window: (estimate, lower, upper)."""
+    est = PpiEstimator(half_life_s=math.inf, quantile=Q)
+    for f, y, p, j in zip(offline.tolist(), truth.tolist(), pi.tolist(), judged.tolist(), strict=True):
+        est.add(f, y if j else None, p, 1.0, 0.0)
+    e = est.estimate()
+    return e.mean, e.lower, e.upper
+
+
+def classical(y: np.ndarray) -> tuple[float, float, float]:
+    """Mean of the LLM scores of a simple random sample, normal interval."""
+    mean = float(y.mean())
+    half = Q * float(y.std(ddof=1)) / math.sqrt(len(y))
+    return mean, mean - half, mean + half
+
+
+def simulate(pop: Population, config: CascadeConfig, share: float, records: int, resamples: int,
+             seed: int, draw: np.ndarray | None = None) -> dict[str, float]:
+    """`draw`: the probability of drawing each labelled record (None: equal)."""
+    rng = np.random.default_rng(seed)
+    weigher = Cascade(config, None, None, {}, _NullRegistry(), None)  # type: ignore[arg-type]
+    g_all = np.array([weigher.weight(s) for s in pop.offline])
+    all_judged = float(pop.truth.mean() if draw is None else np.dot(draw, pop.truth))
+    floor = config.floor * share
+    out: dict[str, list[float]] = {k: [] for k in (
+        "est", "cover", "width", "cover_window", "all_width", "uni_width", "uni_cover", "uni_ppi_width",
+        "uni_ppi_cover", "hall_share", "realised")}
+    for _ in range(resamples):
+        idx = rng.choice(len(pop.truth), size=records, p=draw)
+        f, y, g = pop.offline[idx], pop.truth[idx], g_all[idx]
+        pi = np.clip(scale_for_share(g, share, floor) * g, floor, 1.0)
+        judged = rng.random(records) < pi
+        est, lo, hi = ppi(f, y, pi, judged)
+        out["est"].append(est)
+        out["cover"].append(lo <= all_judged <= hi)
+        out["width"].append(hi - lo)
+        out["cover_window"].append(lo <= y.mean() <= hi)
+        out["realised"].append(judged.mean())
+        out["hall_share"].append(judged[y == 0].mean())
+        out["all_width"].append(2 * Q * y.std(ddof=1) / math.sqrt(records))
+        # Uniform sampling at the same expected cost: the pacer's way, LLM scores only.
+        uniform = rng.random(records) < share
+        _, ulo, uhi = classical(y[uniform])
+        out["uni_width"].append(uhi - ulo)
+        out["uni_cover"].append(ulo <= all_judged <= uhi)
+        # Uniform sampling, the same estimator: what the favouring adds on its own.
+        _, plo, phi = ppi(f, y, np.full(records, share), uniform)
+        out["uni_ppi_width"].append(phi - plo)
+        out["uni_ppi_cover"].append(plo <= all_judged <= phi)
+    means = {k: float(np.mean(v)) for k, v in out.items()}
+    means["bias"] = means["est"] - all_judged
+    means["bias_se"] = float(np.std(out["est"]) / math.sqrt(resamples))
+    means["all_judged"] = all_judged
+    return means
+
+
+class _NullRegistry:
+    """The harness only asks the cascade for g(s): its counter goes nowhere."""
+
+    def register(self, _collector: object) -> None:
+        pass
+
+
+def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, draw: np.ndarray | None) -> str:
+    lines = [
+        "| LLM share | bias (± s.e.) | 90 % coverage | coverage of the window's own all-judged mean | "
+        "width | width, LLM on every record | width, uniform (LLM only) | narrower than uniform | "
+        "width, uniform + same estimator | hallucinated answers judged | uniform share | ratio |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for i, share in enumerate(args.shares):
+        m = simulate(pop, config, share, args.records, args.resamples, args.seed + i, draw)
+        lines.append(
+            f"| {share:.0%} | {m['bias']:+.4f} (± {m['bias_se']:.4f}) | {m['cover']:.3f} | {m['cover_window']:.3f} | "
+            f"{m['width']:.4f} | {m['all_width']:.4f} | {m['uni_width']:.4f} (cov. {m['uni_cover']:.3f}) | "
+            f"{1 - m['width'] / m['uni_width']:.1%} | {m['uni_ppi_width']:.4f} (cov. {m['uni_ppi_cover']:.3f}) | "
+            f"{m['hall_share']:.3f} | {m['realised']:.3f} | {m['hall_share'] / m['realised']:.2f}x |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--records", type=int, default=2000, help="records per window of traffic")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--shares", type=float, nargs="+", default=list(SHARES))
+    parser.add_argument("--low-score-weight", type=float, default=CascadeConfig.low_score_weight)
+    parser.add_argument("--uncertainty-weight", type=float, default=CascadeConfig.uncertainty_weight)
+    parser.add_argument("--floor", type=float, default=CascadeConfig.floor)
+    parser.add_argument("--hallucination-rate", type=float, default=None,
+                        help="also draw traffic with this share of hallucinated answers (a production-like mix)")
+    parser.add_argument("--cache", type=Path, default=None, help="offline scores cache (JSON)")
+    args = parser.parse_args(argv)
+    config = CascadeConfig(enabled=True, floor=args.floor, low_score_weight=args.low_score_weight,
+                           uncertainty_weight=args.uncertainty_weight)
+    started = time.perf_counter()
+    pop, unscored = load(args.cache)
+    hall = pop.truth == 0
+    print(f"{len(pop.truth)} records ({unscored} without an offline score left out): "
+          f"{int(hall.sum())} hallucinated; all-judged mean {pop.truth.mean():.4f}, "
+          f"offline mean {pop.offline.mean():.4f}, "
+          f"correlation {np.corrcoef(pop.offline, pop.truth)[0, 1]:.3f}")
+    print(f"floor {config.floor} x share, low_score_weight {config.low_score_weight}, "
+          f"uncertainty_weight {config.uncertainty_weight}; {args.resamples} resamples of {args.records} records\n")
+    print("Traffic drawn from the labelled set as it is:\n")
+    print(table(pop, config, args, None))
+    if args.hallucination_rate is not None:
+        rate = args.hallucination_rate
+        draw = np.where(hall, rate / hall.sum(), (1 - rate) / (~hall).sum())
+        print(f"\nTraffic with {rate:.0%} hallucinated answers (records drawn with unequal probabilities):\n")
+        print(table(pop, config, args, draw))
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
