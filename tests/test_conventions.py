@@ -318,6 +318,32 @@ def test_one_record_per_rag_run_of_a_trace() -> None:
     assert c.value("ragpulse_records_received_total", service="shop") == 2
 
 
+def test_an_answer_given_after_the_runs_is_a_record_of_its_own() -> None:
+    """A sub-question agent: two RAG runs, then its own answer to the user from what they found. The
+    runs get their records and the final answer one more, with every run's contexts and the user's
+    question (not the first sub-query)."""
+    c = _collector()
+    trace = Trace()
+    request, scope = trace.request()
+    agent = Span(span_id=os.urandom(8))
+    asked = "When was the Eiffel Tower completed, and who designed the Colosseum?"
+    other = ("Who designed the Colosseum?", ["It was begun under Vespasian."], "Vespasian's architects.")
+    _genai_run(trace, scope, agent, QUESTION, DOCS[:1], ANSWER)
+    _genai_run(trace, scope, agent, *other)
+    final = trace.span(scope, "chat gpt-4o", {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": asked}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": "1889; Vespasian's architects."}]}]),
+    }, parent=agent)
+    trace.span(scope, "invoke_agent planner", {"gen_ai.operation.name": "invoke_agent"}, span_id=agent.span_id)
+    c.send(request)
+    c.pipeline.tick(_later(GRACE_S))
+    records = c.records()
+    assert [r.question for r in records] == [QUESTION, other[0], asked]
+    assert records[2].contexts == [DOCS[0], *other[1]] and records[2].span_id == final.span_id.hex()
+
+
 def test_genai_content_as_span_events() -> None:
     """The inference span's messages in its gen_ai.client.inference.operation.details span event."""
     c = _collector()

@@ -9,9 +9,9 @@ writes them; or the same content in events (genai_events: on the span, or OTLP l
 
 Per RAG run (multispan.answer_units: retrieval spans are the retrievals, spans with output
 messages the answers): question = the retrieval query text, else the last user message of the
-outermost span with input messages; contexts = the retrieval documents' content; answer = the
-assistant text of the last-ending span with output messages (the agent or workflow span ends after
-its inner calls).
+outermost span with input messages (for an outer run, the answering span's user message first);
+contexts = the retrieval documents' content; answer = the assistant text of the last-ending span
+with output messages (the agent or workflow span ends after its inner calls).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from ragpulse.collector.extract import genai_events
 from ragpulse.collector.extract.multispan import (
     Assembled,
+    Run,
     TraceSpan,
     answer_units,
     by_start,
@@ -76,16 +77,12 @@ def assemble(spans: list[TraceSpan]) -> list[Assembled]:
     return [assembled for run in runs if (assembled := _assemble_run(run)) is not None]
 
 
-def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:
-    ours = by_start(s for s in spans if wants(s))
+def _assemble_run(run: Run) -> Assembled | None:
+    ours = by_start(s for s in run.spans if wants(s))
     retrievals = [s for s in ours if s.attributes.get(OPERATION) == "retrieval"]
     if not retrievals:
         return None
     contexts = unique(document_text(d) for s in retrievals for d in _list(s.attributes.get(DOCUMENTS)))
-    question = next((q.strip() for s in retrievals if isinstance(q := s.attributes.get(QUERY_TEXT), str) and q.strip()),
-                    "")
-    for span in ours:
-        question = question or last_message_text(_messages(span, INPUT_MESSAGES), "user")
     answering = sorted((s for s in ours if _messages(s, OUTPUT_MESSAGES) is not None),
                        key=lambda s: s.end_time_unix_nano)
     for span in reversed(answering):
@@ -93,6 +90,12 @@ def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:
             break
     else:
         return None
+    # An outer answer replies to the user's question, not to the first sub-query its runs searched for.
+    question = last_message_text(_messages(span, INPUT_MESSAGES), "user") if run.outer else ""
+    question = question or next((q.strip() for s in retrievals
+                                 if isinstance(q := s.attributes.get(QUERY_TEXT), str) and q.strip()), "")
+    for candidate in ours:
+        question = question or last_message_text(_messages(candidate, INPUT_MESSAGES), "user")
     if not question:
         return None
     attrs = span.attributes

@@ -99,9 +99,18 @@ def topmost_ancestor(span: TraceSpan, spans: list[TraceSpan], keep: Callable[[Tr
     return found
 
 
+@dataclass
+class Run:
+    """The spans of one RAG answer. `outer`: the answer of a span that split into runs, given after
+    them (a sub-question engine's synthesis, an agent's final LLM answer), whose spans hold its runs'."""
+
+    spans: list[TraceSpan]
+    outer: bool = False
+
+
 def answer_units(
     spans: list[TraceSpan], is_retrieval: Callable[[TraceSpan], bool], is_answer: Callable[[TraceSpan], bool]
-) -> list[list[TraceSpan]]:
+) -> list[Run]:
     """The trace cut into its RAG runs, each the spans of one subtree, in start order.
 
     A subtree is a run when it holds a retrieval and an answer span that starts after that
@@ -110,8 +119,10 @@ def answer_units(
     hold two runs or more is split into them; otherwise the whole span is one run, whatever its
     inner structure (multi-query retrieval, a reranker, several LLM calls). So a trace with one run
     is one unit holding every span, exactly as before, and an agent that ran two RAG chains under
-    one parent (or under a wrapper below it) gives two. Retrievals outside every run of a split
-    trace (before it, shared) belong to no answer and are left out."""
+    one parent (or under a wrapper below it) gives two. A split span that also answered after a
+    retrieval, outside its runs, is one more run, outer, after them: that answer, what the user
+    saw, keeps its record. Retrievals outside every run of a split trace (before it, shared)
+    belong to no answer but an outer one."""
     by_id = {s.span_id: s for s in spans}
     children: dict[bytes, list[TraceSpan]] = {}
     tops: list[TraceSpan] = []
@@ -131,16 +142,21 @@ def answer_units(
                 stack.extend(children.get(node.span_id, ()))
         return found
 
-    def is_run(members: list[TraceSpan]) -> bool:
+    def answers_after_retrieval(members: list[TraceSpan], answers: list[TraceSpan]) -> bool:
         ends = [s.end_time_unix_nano for s in members if is_retrieval(s)]
-        return bool(ends) and any(s.start_time_unix_nano >= min(ends) for s in members if is_answer(s))
+        return bool(ends) and any(s.start_time_unix_nano >= min(ends) for s in answers if is_answer(s))
 
-    def split(heads: list[TraceSpan], whole: list[TraceSpan]) -> list[list[TraceSpan]]:
-        runs = [(head, members) for head in heads if is_run(members := subtree(head))]
+    def split(heads: list[TraceSpan], whole: list[TraceSpan]) -> list[Run]:
+        runs = [(head, members) for head in heads if answers_after_retrieval(members := subtree(head), members)]
         units = [unit for head, members in runs for unit in split(children.get(head.span_id, []), members)]
         # One run alone is searched below (a wrapper span over the agent's calls) but stays whole
         # unless it splits there.
-        return units if len(units) > 1 else [whole]
+        if len(units) < 2:
+            return [Run(whole)]
+        in_runs = {s.span_id for _, members in runs for s in members}
+        if answers_after_retrieval(whole, [s for s in whole if s.span_id not in in_runs]):
+            units.append(Run(whole, outer=True))
+        return units
 
     return split(tops, spans)
 

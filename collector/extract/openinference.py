@@ -60,7 +60,7 @@ def _message_text(attrs: dict[str, Any], prefix: str) -> str:
 def assemble(spans: list[TraceSpan]) -> list[Assembled]:
     runs = answer_units(spans, lambda s: wants(s) and _kind(s) in ("RETRIEVER", "RERANKER"),
                         lambda s: wants(s) and _kind(s) == "LLM")
-    return [assembled for run in runs if (assembled := _assemble_run(run)) is not None]
+    return [assembled for run in runs if (assembled := _assemble_run(run.spans)) is not None]
 
 
 def _assemble_run(spans: list[TraceSpan]) -> Assembled | None:

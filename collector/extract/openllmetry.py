@@ -98,7 +98,7 @@ def assemble(spans: list[TraceSpan]) -> list[Assembled]:
     # The LangChain instrumentor makes only the outermost runnable a workflow, the chains an agent
     # calls are tasks: in a trace cut into several runs, a run's root is its topmost task.
     roots = ("workflow", "agent") if len(runs) == 1 else ("workflow", "agent", "task")
-    return [assembled for run in runs if (assembled := _assemble_run(run, roots)) is not None]
+    return [assembled for run in runs if (assembled := _assemble_run(run.spans, roots)) is not None]
 
 
 def _assemble_run(spans: list[TraceSpan], roots: tuple[str, ...]) -> Assembled | None:
