@@ -234,3 +234,27 @@ def test_a_client_that_never_finishes_the_handshake_is_closed_at_the_read_timeou
     finally:
         for receiver in r.parts.receivers:
             receiver.stop()
+
+
+def test_beyond_the_connection_cap_a_tls_connection_is_closed_and_counted(certs: Certs) -> None:
+    """Under TLS a plain 503 would be noise to the client and a TLS answer needs a handshake on
+    the accepting thread: the connection is closed at once, counted, and the exporter retries."""
+    r = start(tls=TlsConfig(str(certs.server_cert), str(certs.server_key)), max_connections=1, idle_timeout_s=30)
+    try:
+        host, port = r.http.rsplit(":", 1)
+        context = ssl.create_default_context(cafile=str(certs.ca))
+        held = context.wrap_socket(socket.create_connection((host, int(port)), timeout=10), server_hostname=host)
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with context.wrap_socket(socket.create_connection((host, int(port)), timeout=10),
+                                     server_hostname=host) as refused:
+                refused.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+                if not refused.recv(100):
+                    raise ConnectionError("closed")
+        assert r.refused("connections") == 1
+        held.close()
+        exporter = http_exporter(r, certs, None, client=False)
+        assert exporter.export(spans()) == SpanExportResult.SUCCESS
+        exporter.shutdown()
+    finally:
+        for receiver in r.parts.receivers:
+            receiver.stop()
