@@ -29,7 +29,6 @@ import grpc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from otel_app import RagApp  # noqa: E402
 from otlp_fuzz import (  # noqa: E402
-    EXPORT,
     Seeds,
     check_grpc,
     check_http,
@@ -60,7 +59,8 @@ def main() -> int:
     parser.add_argument("--findings", type=Path, default=Path("fuzz-findings.txt"))
     args = parser.parse_args()
 
-    seeds = Seeds()
+    # A fifth of the cases are log export requests (POST /v1/logs, the LogsService).
+    trace_seeds, log_seeds = Seeds(), Seeds(logs=True)
     with tempfile.TemporaryDirectory() as tmp:
         proc = RagpulseProcess(Path(tmp), settings={
             # Short read timeout: a case that stops short of its Content-Length costs 0.3 s, not 30.
@@ -76,13 +76,13 @@ def main() -> int:
             findings: list[str] = []
             started = time.monotonic()
             with grpc.insecure_channel(proc.grpc) as channel, ThreadPoolExecutor(args.workers) as pool:
-                export = channel.unary_unary(EXPORT)
 
                 def run(i: int) -> tuple[str, str | None]:
                     rng = random.Random(f"{args.seed}:{i}")
+                    seeds = log_seeds if rng.random() < 0.2 else trace_seeds
                     if rng.random() < args.grpc_share:
                         case = grpc_case(rng, seeds)
-                        outcome = run_grpc(export, case, args.case_timeout)
+                        outcome = run_grpc(channel, case, args.case_timeout)
                         finding = check_grpc(case, outcome)
                     else:
                         case = http_case(rng, seeds)

@@ -1,4 +1,4 @@
-"""Fuzzing the OTLP receivers (HTTP protobuf and JSON, gRPC) over real sockets with cases grown from
+"""Fuzzing the OTLP receivers (HTTP protobuf and JSON, gRPC; traces and logs) over real sockets with cases grown from
 what real exporters send (tests/support/otlp_fuzz.py says how): no 5xx, no connection closed
 without an answer, no hang, bounded memory. A few hundred cases with a fixed seed here; bench/fuzz.py
 runs 100,000 and more."""
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from otlp_fuzz import Seeds, check_grpc, check_http, grpc_case, http_case, rss_mb, run_grpc, run_http
-from test_receiver_limits import EXPORT, Receivers, start_receivers
+from test_receiver_limits import Receivers, start_receivers
 
 from ragpulse.collector.receiver_config import ReceiverConfig
 from ragpulse.core.endpoints import parse_endpoint
@@ -25,6 +25,7 @@ CONFIG = ReceiverConfig(grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0"
                         read_timeout_s=0.3, idle_timeout_s=1.0)
 CASE_TIMEOUT_S = 5.0
 SEEDS = Seeds()
+LOG_SEEDS = Seeds(logs=True)
 FUZZ = settings(max_examples=150, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -49,19 +50,19 @@ def receivers() -> Iterator[Receivers]:
         receiver.stop()
 
 
-@given(st.randoms(use_true_random=False))
+@given(st.randoms(use_true_random=False), st.sampled_from([SEEDS, SEEDS, LOG_SEEDS]))
 @FUZZ
-def test_http_fuzz(receivers: Receivers, rng: random.Random) -> None:
-    case = http_case(rng, SEEDS)
+def test_http_fuzz(receivers: Receivers, rng: random.Random, seeds: Seeds) -> None:
+    case = http_case(rng, seeds)
     finding = check_http(case, run_http(parse_endpoint(receivers.http, "http"), case, CASE_TIMEOUT_S))
     assert finding is None, f"{finding}: {case.describe()}"
 
 
-@given(st.randoms(use_true_random=False))
+@given(st.randoms(use_true_random=False), st.sampled_from([SEEDS, SEEDS, LOG_SEEDS]))
 @FUZZ
-def test_grpc_fuzz(receivers: Receivers, channel: grpc.Channel, rng: random.Random) -> None:
-    case = grpc_case(rng, SEEDS)
-    finding = check_grpc(case, run_grpc(channel.unary_unary(EXPORT), case, CASE_TIMEOUT_S))
+def test_grpc_fuzz(receivers: Receivers, channel: grpc.Channel, rng: random.Random, seeds: Seeds) -> None:
+    case = grpc_case(rng, seeds)
+    finding = check_grpc(case, run_grpc(channel, case, CASE_TIMEOUT_S))
     assert finding is None, f"{finding}: {case.describe()}"
 
 

@@ -33,14 +33,18 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+EXPORT_LOGS = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _ID_KEYS = {"traceId", "spanId", "parentSpanId"}
@@ -67,6 +71,22 @@ def seed_requests() -> list[ExportTraceServiceRequest]:
         provider.shutdown()
         requests.append(encode_spans(keep.spans))
     return requests
+
+
+def seed_log_requests() -> list[Message]:
+    """GenAI events as the SDK's logs API writes them, in a span, encoded by the SDK's encoder."""
+    keep = InMemoryLogRecordExporter()
+    logs = LoggerProvider(resource=Resource.create({"service.name": "genai-events"}))
+    logs.add_log_record_processor(SimpleLogRecordProcessor(keep))
+    logger = logs.get_logger("fuzz.seed")
+    tracer = TracerProvider().get_tracer("fuzz.seed")
+    with tracer.start_as_current_span("chat"):
+        logger.emit(event_name="gen_ai.user.message", body={"content": "保証期間は？"})
+        logger.emit(event_name="gen_ai.choice", attributes={"gen_ai.system": "openai"},
+                    body={"index": 0, "message": {"role": "assistant", "content": "2年間です。"}})
+        logger.emit(body="GET /answer 200")
+    logs.shutdown()
+    return [encode_logs(keep.get_finished_logs())]
 
 
 def _native(tracer: Any) -> None:
@@ -106,7 +126,7 @@ def _genai(tracer: Any) -> None:
         span.set_status(Status(StatusCode.ERROR, "partial"))
 
 
-def to_otlp_json(request: ExportTraceServiceRequest) -> Any:
+def to_otlp_json(request: Message) -> Any:
     """The OTLP/JSON mapping: protobuf's JSON mapping with trace and span ids in hex."""
     doc = json_format.MessageToDict(request)
     _ids_to_hex(doc)
@@ -222,8 +242,8 @@ def _random_scalar(rng: random.Random, fd: FieldDescriptor) -> Any:
     return rng.choice((0, 1, 2**bits - 1, 2 ** (bits - 1)))
 
 
-def mutate_message(rng: random.Random, request: ExportTraceServiceRequest) -> ExportTraceServiceRequest:
-    out = ExportTraceServiceRequest()
+def mutate_message(rng: random.Random, request: Message) -> Message:
+    out = type(request)()
     out.CopyFrom(request)
     for _ in range(rng.choice((1, 1, 2, 4))):
         target = rng.choice(_descendants(out))
@@ -335,11 +355,15 @@ _CONTENT_TYPES = [PROTOBUF, JSON, "application/json; charset=utf-8", "Applicatio
 
 
 class Seeds:
-    def __init__(self) -> None:
-        self.requests = seed_requests()
+    """Trace export requests, or log export requests (POST /v1/logs, the LogsService)."""
+
+    def __init__(self, logs: bool = False) -> None:
+        self.requests = seed_log_requests() if logs else seed_requests()
         self.protobuf = [r.SerializeToString() for r in self.requests]
         self.json = [to_otlp_json(r) for r in self.requests]
         self.json_bytes = [json.dumps(d).encode() for d in self.json]
+        self.path = "/v1/logs" if logs else "/v1/traces"
+        self.grpc_method = EXPORT_LOGS if logs else EXPORT
 
 
 def make_body(rng: random.Random, seeds: Seeds, as_json: bool) -> tuple[bytes, bool]:
@@ -393,7 +417,7 @@ def http_case(rng: random.Random, seeds: Seeds) -> Case:
         headers.append(("Content-Type", content_type))
     if encoding is not None:
         headers.append(("Content-Encoding", encoding))
-    case = Case("http", body, headers)
+    case = Case("http", body, headers, path=seeds.path)
     framing = rng.randrange(10)
     if framing < 6:
         case.headers.append(("Content-Length", str(len(body))))
@@ -412,18 +436,18 @@ def http_case(rng: random.Random, seeds: Seeds) -> Case:
         case.headers.append((name, rng.choice(("chunked", "100-continue", "close", "gzip", "1", "\u00ff",
                                                "x" * 70_000))))
     if rng.random() < 0.05:
-        case.path = rng.choice(("/v1/traces?x=1", "/v1/metrics", "//v1/traces", "/v1/traces/../x", "*",
+        case.path = rng.choice((seeds.path + "?x=1", "/v1/metrics", "//v1/traces", "/v1/traces/../x", "*",
                                 "/" + "a" * 70_000))
     if rng.random() < 0.05:
         case.method = rng.choice(("GET", "PUT", "OPTIONS", "HEAD", "DELETE", "BREW"))
     case.must_accept = (intact and whole and fine_type and framing < 8 and case.method == "POST"
-                        and case.path in ("/v1/traces", "/v1/traces?x=1"))
+                        and case.path in (seeds.path, seeds.path + "?x=1"))
     return case
 
 
 def grpc_case(rng: random.Random, seeds: Seeds) -> Case:
     body, intact = make_body(rng, seeds, as_json=False)
-    return Case("grpc", body, grpc_compression=rng.random() < 0.3, must_accept=intact)
+    return Case("grpc", body, path=seeds.grpc_method, grpc_compression=rng.random() < 0.3, must_accept=intact)
 
 
 # ---- running a case and its properties -----------------------------------------------------------
@@ -484,9 +508,9 @@ _HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TR
 _GRPC_OK = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
-def run_grpc(export: Any, case: Case, timeout_s: float) -> Outcome:
+def run_grpc(channel: grpc.Channel, case: Case, timeout_s: float) -> Outcome:
     try:
-        export(case.body, timeout=timeout_s,
+        channel.unary_unary(case.path)(case.body, timeout=timeout_s,
                compression=grpc.Compression.Gzip if case.grpc_compression else grpc.Compression.NoCompression)
         return Outcome(grpc.StatusCode.OK.name)
     except grpc.RpcError as e:
