@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ragpulse.scorer.judge.base import Judge, RecordText, Usage
-from ragpulse.scorer.metrics.answer_relevancy import DEFAULT_N
+from ragpulse.scorer.judge.base import RecordText
+from ragpulse.scorer.judge.local.text import claims, is_noncommittal
 from ragpulse.scorer.metrics.base import MetricFailure
 
 # Lenient: resolving "it" to a name, or "2 million people" to "a population of 2 million", adds
@@ -67,15 +67,16 @@ def grounded_share(statement: str, answer_units: set[str], answer_numbers: set[s
     return len(units & answer_units) / len(units) if units else 1.0
 
 
-def checked_statements(judge: Judge, rec: RecordText, statements: list[str], usage: Usage) -> list[str]:
+def checked_statements(rec: RecordText, statements: list[str]) -> list[str]:
     """The judge's statements when each is grounded in the answer; else a counted failure."""
     if not statements:
-        # Only an answer that commits to nothing has no claim. The judge's own noncommittal flag
-        # decides: for the openai judge the reply that gave the statements (no extra call unless
-        # combine_answer_calls is off).
-        if not rec.answer.strip() or judge.questions(rec, DEFAULT_N, usage).noncommittal:
-            raise MetricFailure("no_statements", "the answer contains no claim to check")
-        raise MetricFailure("judge_refused", "the judge found no claim in an answer that commits to one")
+        # Only an answer that commits to nothing has no claim. Not the judge's own noncommittal
+        # flag: a judge told "output no statements" also called the answer noncommittal
+        # (Qwen2.5-1.5B did). The local judge's lexical reading decides, in English and Japanese:
+        # a sentence with content that is no refusal commits to something.
+        if any(not is_noncommittal(c) for c in claims(rec.answer)):
+            raise MetricFailure("judge_refused", "the judge found no claim in an answer that commits to one")
+        raise MetricFailure("no_statements", "the answer contains no claim to check")
     answer_units, answer_numbers = content_units(rec.answer), numbers(rec.answer)
     for i, statement in enumerate(statements):
         share = grounded_share(statement, answer_units, answer_numbers)
