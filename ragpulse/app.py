@@ -20,6 +20,7 @@ from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.core.endpoints import parse_endpoint
+from ragpulse.core.labels import LabelBounds
 from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.dedupe import RecentRecordIds
@@ -36,6 +37,7 @@ from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.score import metric_functions
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web.page import LivePage
+from ragpulse.scorer.web.record_texts import RecentRecordTexts
 from ragpulse.scorer.worker import RecordDeduper, Worker, WorkerMetrics
 
 if TYPE_CHECKING:  # kafka-python loads ~100 protocol schemas at import; `ragpulse up` needs none
@@ -69,8 +71,13 @@ class ScorerParts:
     page: PageHandler | None = None
 
 
-def build_collector(config: Config, publisher: RecordPublisher, registry: CollectorRegistry) -> CollectorParts:
-    metrics = CollectorMetrics(registry, service_label=config.prometheus.service_guard())
+def build_collector(
+    config: Config, publisher: RecordPublisher, registry: CollectorRegistry, labels: LabelBounds | None = None
+) -> CollectorParts:
+    """`labels`: the process's bounds on span values as labels, when the scorer shares them."""
+    labels = labels or config.prometheus.label_bounds()
+    labels.register(registry)
+    metrics = CollectorMetrics(registry, service_label=labels.service)
     pipeline = CollectorPipeline(config.extract, config.sampling, config.redaction, publisher, metrics)
     receivers: list[OtlpGrpcReceiver | OtlpHttpReceiver] = []
     if config.receiver.enable_grpc:
@@ -89,8 +96,12 @@ def build_scorer(
     judge: Judge | None = None,
     outputs: KafkaSinks | None = None,
     deduper: RecordDeduper | None = None,
+    labels: LabelBounds | None = None,
 ) -> ScorerParts:
-    """`outputs`: the Kafka scores and DLQ topics, written besides the live page's recent lists."""
+    """`outputs`: the Kafka scores and DLQ topics, written besides the live page's recent lists;
+    `labels`: the process's bounds on span values as labels, when the collector shares them."""
+    labels = labels or config.prometheus.label_bounds()
+    labels.register(registry)
     judge = judge or build_judge(config.scorer)
     registry.register(JudgeEndpointCollector(judge))
     scores = RecentScores(config.scorer.recent_scores)
@@ -100,7 +111,8 @@ def build_scorer(
     cascade = _cascade(config.scorer, judge, registry)
     drift = DriftDetectorBank(config.drift, registry)
     history = History(registry, config.scorer.bad_event_threshold)
-    observers: list[ScoreObserver] = [exporter, drift, history]
+    texts = RecentRecordTexts(config.page.text_records, config.page.text_bytes)
+    observers: list[ScoreObserver] = [exporter, drift, history, texts]
     if cascade is not None:
         observers.append(EstimateBank(config.scorer.cascade.estimate_half_life_s,
                                       config.scorer.cascade.confidence, registry))
@@ -119,15 +131,13 @@ def build_scorer(
         dead_letters=dead_letters if outputs is None else outputs.dead_letter_sink(also=dead_letters),
         observers=observers,
         # The one bound on span values as labels: observers get records already bounded.
-        service_label=config.prometheus.service_guard(),
-        route_label=config.prometheus.route_guard(),
-        model_label=config.prometheus.model_guard(),
+        labels=labels,
         deduper=deduper,
         # With the cascade on, the pacer's share is spread over the records by the cascade.
         pacer=None if cascade is not None else _pacer(judge),
         cascade=cascade,
     )
-    page = LivePage(history, scores, dead_letters, drift, registry,
+    page = LivePage(history, scores, dead_letters, drift, registry, texts, config.page.trace_url,
                     low_threshold=config.scorer.bad_event_threshold.get("faithfulness", 0.5))
     return ScorerParts(worker, judge, scores, dead_letters, observers, page.handle)
 
@@ -155,9 +165,10 @@ class OneProcess:
         self.config = config
         self.registry = CollectorRegistry()
         self.bus = InProcessBus(config.bus.memory.capacity)
-        self.collector = build_collector(config, self.bus, self.registry)
+        labels = config.prometheus.label_bounds()
+        self.collector = build_collector(config, self.bus, self.registry, labels)
         # An exporter that gave up waiting for an answer that did come sends the record again.
-        self.scorer = build_scorer(config, self.bus, self.registry, judge,
+        self.scorer = build_scorer(config, self.bus, self.registry, judge, labels=labels,
                                    deduper=RecentRecordIds(config.bus.memory.dedupe_window))
         self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
         self._stopped = threading.Event()

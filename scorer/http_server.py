@@ -23,7 +23,8 @@ from ragpulse.scorer.web.page import CONTENT_SECURITY_POLICY, PageConfig
 
 log = logging.getLogger(__name__)
 
-# A page handler answers (status, content type, body) for a path, or None when it has none.
+# A page handler answers (status, content type, body) for a request target (path and query), or
+# None when it has no such path.
 PageHandler = Callable[[str], "tuple[int, str, bytes] | None"]
 TEXT = "text/plain; charset=utf-8"
 
@@ -106,7 +107,7 @@ def _handler_class(
             elif path == "/healthz":
                 self._send(200, TEXT, b"ok\n")
             else:
-                answer = page(path) if page is not None else None
+                answer = page(self.path) if page is not None else None  # the page reads the query
                 if answer is None:
                     hint = b"not found; try /metrics\n" if registry is not None else b"not found; try /\n"
                     self._send(404, TEXT, hint)

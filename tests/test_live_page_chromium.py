@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import threading
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,101 @@ def test_live_page_survives_any_service_name(tmp_path):
         assert browser.evaluate("window.__pwned === undefined")
         assert browser.evaluate("Object.keys(Object.prototype).length === 0")
         assert browser.evaluate("({}).toString === Object.prototype.toString")
+        assert browser.console_errors() == []
+    finally:
+        if browser is not None:
+            browser.close()
+        proc.stop()
+
+
+TRACE_URL = "http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}"
+HELPDESK = "社内ヘルプデスク"
+# Half faithful: the first statement is in the context, the second is not; a drill-down shows one
+# context sentence marked as evidence and one as the closest evidence of an unsupported statement.
+MIXED = ("富士山の標高は？",
+         ["富士山は日本で最も高い山で、標高は3776メートルです。山梨県と静岡県にまたがっています。",
+          "富士山は2013年に世界文化遺産に登録されました。"],
+         "富士山の標高は3776メートルです。富士山は北海道にあり、毎年噴火しています。")
+
+
+def test_drill_down_in_chromium(tmp_path):
+    """An alert's link (/?service=...&at=...) opens the records of that service around that time;
+    a record opens to its question, contexts with the evidence marked, the statements' verdicts,
+    its scores and judge, and a link to its trace; filters narrow the list and stay in the URL."""
+    binary = chromium_binary()
+    proc = RagpulseProcess(tmp_path, settings={"page": {"trace_url": TRACE_URL}})
+    browser = None
+    try:
+        shop, helpdesk = RagApp("shop", "http", proc.http), RagApp(HELPDESK, "http", proc.http)
+        send_answers(shop, 6, faithful=True, rate_per_s=20)
+        send_answers(helpdesk, 6, faithful=False, rate_per_s=20)
+        trace_id = helpdesk.answer(*MIXED, **{"rag.route": "/kb", "rag.model": "gpt-ja"})
+        helpdesk.answer("What is the warranty?", ["The warranty lasts two years."], HOSTILE_ANSWER)
+        for app in (shop, helpdesk):
+            app.close()
+        proc.wait_for("ragpulse_records_scored_total", 14)
+
+        browser = Chromium(binary, tmp_path / "profile")
+        browser.open_page(1100, 1600)
+        at = int(time.time())
+        browser.send("Page.navigate", {"url": f"http://{proc.metrics}/?service={urllib.parse.quote(HELPDESK)}&at={at}"})
+        browser.wait_for("document.querySelectorAll('#records details.rec').length === 8")
+        # Filtered to the alert's service and its time: the filter shows it, the list holds only it.
+        assert browser.evaluate("document.querySelector('#filters [name=service]').value") == HELPDESK
+        assert browser.evaluate("document.querySelector('#filters [name=from]').value") != ""
+        summaries = browser.evaluate("[...document.querySelectorAll('#records details.rec > summary')]"
+                                     ".map(s => s.textContent)")
+        assert all(HELPDESK in s and "shop" not in s for s in summaries)
+
+        # Open the half-faithful record.
+        mixed = f"#records details[data-record-id^='{trace_id}']"
+        browser.evaluate(f"document.querySelector(\"{mixed}\").open = true")
+        browser.wait_for(f"document.querySelector(\"{mixed} .drill-body h3\") !== null")
+        body = f"document.querySelector(\"{mixed} .drill-body\")"
+        assert browser.evaluate(f"{body}.querySelector('.question').textContent") == MIXED[0]
+        assert browser.evaluate(f"{body}.querySelector('.answer').textContent") == MIXED[2]
+        assert browser.evaluate(f"{body}.querySelectorAll('.contexts > li').length") == 2
+        verdicts = browser.evaluate(f"[...{body}.querySelectorAll('.statements .verdict')].map(v => v.className)")
+        assert "verdict supported" in verdicts and "verdict unsupported" in verdicts
+        # The matched context sentences are marked, numbered after their statements.
+        marks = browser.evaluate(f"[...{body}.querySelectorAll('.contexts mark.ev')]"
+                                 ".map(m => [m.className, m.dataset.n, m.textContent])")
+        assert any(c == "ev supported" and "3776" in t for c, _, t in marks), marks
+        scores = browser.evaluate(f"{body}.querySelector('.scores').textContent")
+        assert "faithfulness" in scores and "judge local" in browser.evaluate(f"{body}.textContent")
+        link = browser.evaluate(f"{body}.querySelector('a.trace-link').href")
+        assert link.startswith(f"http://jaeger.example:16686/trace/{trace_id}?uiFind=")
+
+        # An open record stays open across refreshes.
+        browser.evaluate("refresh()")
+        time.sleep(1)
+        assert browser.evaluate(f"document.querySelector(\"{mixed}\").open") is True
+
+        # The hostile record: its markup shows as text once opened.
+        browser.evaluate("[...document.querySelectorAll('#records details.rec')].forEach(d => d.open = true)")
+        browser.wait_for("[...document.querySelectorAll('#records .answer')].some(a => a.textContent.includes('<img'))")
+        assert browser.evaluate("document.querySelectorAll('main img').length") == 0
+        assert browser.evaluate("window.__pwned === undefined")
+        browser.evaluate("[...document.querySelectorAll('#records details.rec')]"
+                         f".forEach(d => d.open = d.matches(\"{mixed}\"))")
+
+        # The screenshot of the drill-down (README, "When you are paged").
+        rect = browser.evaluate("(() => { const r = document.getElementById('records-section')"
+                                ".getBoundingClientRect(); return [r.x, r.y + scrollY, r.width, r.height]; })()")
+        shot = base64.b64decode(browser.send("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": rect[0], "y": rect[1], "width": rect[2], "height": min(rect[3], 1400), "scale": 1},
+        })["data"])
+        assert shot.startswith(b"\x89PNG") and len(shot) > 10_000
+        artifacts = Path(os.environ.get("RAGPULSE_ARTIFACTS", REPO / "artifacts"))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        (artifacts / "live-page-drill-down.png").write_bytes(shot)
+
+        # A score range narrows the list and goes into the URL.
+        browser.evaluate("(() => { const f = document.getElementById('filters'); f.elements.max.value = '0.4';"
+                         " f.dispatchEvent(new Event('change')); })()")
+        browser.wait_for("location.search.includes('max=0.4')")
+        browser.wait_for("document.querySelectorAll('#records details.rec').length < 8")
         assert browser.console_errors() == []
     finally:
         if browser is not None:

@@ -1,16 +1,19 @@
 """The built-in live page, served by the scorer's HTTP server next to /metrics.
 
 For users without Grafana (and for `ragpulse up`): quality per service over the last hours,
-drift alarms, volume, judge failures and the most recent low-faithfulness records with the
-statements the judge found unsupported. The page is static files shipped in the package (no build
-step, no CDN, no third-party JavaScript) that poll one JSON endpoint, /api/summary; everything in it
-is bounded (History, RecentScores and RecentDeadLetters are bounded; lists are cut below).
+drift alarms, volume, judge failures, the most recent low-faithfulness records with the statements
+the judge found unsupported, and every recent record, filtered and opened to its text, verdicts and
+trace (the drill-down). The page is static files shipped in the package (no build step, no CDN, no
+third-party JavaScript) that read the JSON paths of docs/live-page-api.md; everything in it is
+bounded (History, RecentScores, RecentRecordTexts and RecentDeadLetters are bounded; lists are cut
+below).
 """
 
 from __future__ import annotations
 
 import json
 import time
+import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -18,10 +21,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core.endpoints import parse_endpoint
-from ragpulse.core.settings import key
+from ragpulse.core.settings import key, require_at_least
 from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.history import History
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.record_texts import RecentRecordTexts
+from ragpulse.scorer.web.records import RecordQuery, record_detail, record_list
+from ragpulse.scorer.web.trace_link import validate_trace_url
 
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -56,10 +62,23 @@ class PageConfig:
     # Its own listen address (HOST:PORT; port 0: the system picks one); empty: beside /metrics on
     # prometheus.endpoint. prometheus.auth, allowed_hosts and tls apply here too.
     endpoint: str = ""
+    # A record's trace in your tracing backend, linked from its drill-down: a URL with {trace_id}
+    # and optionally {span_id}, e.g. http://jaeger:16686/trace/{trace_id}. Empty: no link.
+    trace_url: str = ""
+    # The drill-down shows the question, contexts and answer of the last this many records scored
+    # (older ones keep their scores and verdicts only); 0: keep no record text in memory.
+    text_records: int = 500
+    # The record text kept for the drill-down, at most this many bytes (UTF-8) in all; a record
+    # larger than that keeps no text.
+    text_bytes: int = 16 * 1024 * 1024
 
     def validate(self, where: str) -> None:
         if self.endpoint:
             parse_endpoint(self.endpoint, key(where, "endpoint"))
+        if self.trace_url:
+            validate_trace_url(self.trace_url, key(where, "trace_url"))
+        require_at_least(key(where, "text_records"), self.text_records, 0)
+        require_at_least(key(where, "text_bytes"), self.text_bytes, 0)
 
 
 class LivePage:
@@ -70,6 +89,8 @@ class LivePage:
         dead_letters: RecentDeadLetters,
         drift: DriftDetectorBank | None,
         registry: CollectorRegistry,
+        texts: RecentRecordTexts | None = None,
+        trace_url: str = "",
         low_threshold: float = 0.5,
         max_low_records: int = 20,
         max_statements: int = 8,
@@ -79,6 +100,8 @@ class LivePage:
         self.dead_letters = dead_letters
         self.drift = drift
         self.registry = registry
+        self.texts = texts
+        self.trace_url = trace_url
         self.low_threshold = low_threshold
         self.max_low_records = max_low_records
         self.max_statements = max_statements
@@ -88,12 +111,26 @@ class LivePage:
             for path, (name, ctype) in _STATIC.items()
         }
 
-    def handle(self, path: str) -> tuple[int, str, bytes] | None:
+    def handle(self, target: str) -> tuple[int, str, bytes] | None:
+        """The answer for a request target (path and query), or None: not one of the page's paths."""
+        path, _, query = target.partition("?")
         if path in self._files:
             ctype, body = self._files[path]
             return 200, ctype, body
+        params = {k: v[-1] for k, v in urllib.parse.parse_qs(query, keep_blank_values=True).items()}
         if path == "/api/summary":
-            return 200, JSON_TYPE, json.dumps(self.summary(), ensure_ascii=False, allow_nan=False).encode()
+            return _json(200, self.summary())
+        if path == "/api/records":
+            try:
+                q = RecordQuery.parse(params)
+            except ValueError as e:
+                return _json(400, {"error": str(e)})
+            return _json(200, record_list(self.scores.snapshot(), q))
+        if path == "/api/record":
+            detail = record_detail(self.scores.snapshot(), params.get("id", ""), self.texts, self.trace_url)
+            if detail is None:
+                return _json(404, {"error": "no such record among the recent ones"})
+            return _json(200, detail)
         return None
 
     def summary(self) -> dict[str, Any]:
@@ -160,3 +197,7 @@ class LivePage:
             if len(low) >= self.max_low_records:
                 break
         return low
+
+
+def _json(status: int, body: dict[str, Any]) -> tuple[int, str, bytes]:
+    return status, JSON_TYPE, json.dumps(body, ensure_ascii=False, allow_nan=False).encode()

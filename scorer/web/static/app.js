@@ -15,6 +15,8 @@ const PAD = { left: 34, right: 8, top: 8, bottom: 20 };
 // A name is shown up to this many characters (a 1 MB service name must not fill the page); the
 // whole name is in the element's title.
 const MAX_NAME = 120;
+// Faithfulness below it is a bad answer (scorer.bad_event_threshold; from /api/summary).
+let lowThreshold = 0.5;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -190,20 +192,234 @@ function renderDrift(data) {
 function renderLow(data) {
   document.getElementById("low-sub").textContent = `faithfulness below ${data.low_threshold}, newest first`;
   const items = data.low_records.map((r) => {
+    // A record being read stays as it is: a refresh must not close it under the reader.
+    const open = openLow.get(r.record_id);
+    if (open) return open;
     const when = r.time_unix_nano ? new Date(r.time_unix_nano / 1e6).toLocaleTimeString() : "";
     const other = entriesOf(r.other).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ");
     // Each statement beside the context sentence the judge matched it to: why it scored low.
     const list = el("ul", {}, ...r.unsupported.map((s) => el("li", {}, s.statement,
       s.evidence ? el("div", { class: "meta evidence" }, `closest evidence: ${s.evidence}`) : "")));
-    return el("div", { class: "record", "data-record-id": r.record_id },
+    const node = el("div", { class: "record", "data-record-id": r.record_id },
       el("div", {}, el("span", { class: "score" }, `faithfulness ${fmt(r.faithfulness, 2)}`),
         ` · ${shortName(r.service)}${r.route ? " / " + shortName(r.route) : ""}${r.model ? " · " + shortName(r.model) : ""}`),
       el("div", { class: "meta" }, `${when} · record ${r.record_id}${other ? " · " + other : ""} · `
         + `${r.unsupported.length} of ${r.statements} statements unsupported`),
       list);
+    node.append(drillDown(r.record_id, "open: question, contexts, verdicts, trace", openLow, node));
+    return node;
   });
   document.getElementById("low").replaceChildren(
     ...(items.length ? items : [el("p", { class: "empty" }, "None recently.")]));
+  forgetGone(openLow, data.low_records);
+}
+
+// ---- The drill-down: recent records, filtered, each opening to its text, verdicts and trace. ----
+
+// Records open in each list, by record id: reused on refresh, so a record being read stays open.
+const openLow = new Map();
+const openRecords = new Map();
+// The records filter; service, route and model are names as /api/records gives them.
+const filters = { service: "", route: "", model: "", min: "", max: "", from: "", to: "" };
+// Around an alert's time (?at=): the half-width of the window shown.
+const AT_WINDOW_S = 1800;
+let facetsShown = "";
+
+// Seconds from a URL: Grafana's ${__from} and ${__to} are milliseconds, alerts' ?at= seconds.
+function seconds(raw) {
+  const n = Number(raw);
+  if (raw === null || raw === "" || !Number.isFinite(n)) return "";
+  return String(n > 1e11 ? Math.floor(n / 1000) : n);
+}
+
+function localInput(unixSeconds) {
+  if (unixSeconds === "") return "";
+  const d = new Date(Number(unixSeconds) * 1000);
+  const p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+function initFilters() {
+  const params = new URLSearchParams(location.search);
+  for (const name of ["service", "route", "model", "min", "max"]) filters[name] = params.get(name) || "";
+  filters.from = seconds(params.get("from"));
+  filters.to = seconds(params.get("to"));
+  const at = seconds(params.get("at"));
+  if (at !== "") {
+    if (filters.from === "") filters.from = String(Number(at) - AT_WINDOW_S);
+    if (filters.to === "") filters.to = String(Number(at) + AT_WINDOW_S);
+  }
+  const form = document.getElementById("filters");
+  form.addEventListener("submit", (e) => e.preventDefault());
+  form.addEventListener("change", () => {
+    for (const name of ["service", "route", "model", "min", "max"]) filters[name] = form.elements[name].value;
+    for (const name of ["from", "to"]) {
+      const v = form.elements[name].value;
+      filters[name] = v ? String(Math.floor(new Date(v).getTime() / 1000)) : "";
+    }
+    filtersChanged();
+  });
+  document.getElementById("clear-filters").addEventListener("click", () => {
+    for (const name of Object.keys(filters)) filters[name] = "";
+    filtersChanged();
+  });
+  showFilters();
+  // Opened from an alert or a dashboard: the filtered records are what the reader came for.
+  if ([...params.keys()].length) document.getElementById("records-section").scrollIntoView();
+}
+
+function filtersChanged() {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== "") params.set(name, value);
+  history.replaceState(null, "", params.toString() ? `?${params}` : location.pathname);
+  showFilters();
+  refreshRecords();
+}
+
+function showFilters() {
+  const form = document.getElementById("filters");
+  for (const name of ["service", "route", "model", "min", "max"]) form.elements[name].value = filters[name];
+  form.elements.from.value = localInput(filters.from);
+  form.elements.to.value = localInput(filters.to);
+}
+
+// The filter's choices: the names among the recent records, and the chosen one even if it has none.
+function showFacets(facets) {
+  const key = JSON.stringify([facets, filters.service, filters.route, filters.model]);
+  if (key === facetsShown) return;
+  facetsShown = key;
+  const form = document.getElementById("filters");
+  for (const name of ["service", "route", "model"]) {
+    const names = new Set(new Map(Object.entries(facets)).get(name) || []);
+    if (filters[name]) names.add(filters[name]);
+    form.elements[name].replaceChildren(el("option", { value: "" }, "any"),
+      ...[...names].sort().map((n) => nameEl("option", n, { value: n })));
+    form.elements[name].value = filters[name];
+  }
+}
+
+async function refreshRecords() {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== "") params.set(name, value);
+  const response = await fetch(`/api/records?${params}`, { cache: "no-store" });
+  if (!response.ok) throw new Error(`records: HTTP ${response.status}`);
+  const data = await response.json();
+  showFacets(data.facets);
+  document.getElementById("records-sub").textContent =
+    `${data.matched} of the ${data.kept} most recent records match${data.matched > data.records.length ? `, ${data.records.length} shown` : ""}`;
+  const threshold = lowThreshold;
+  const items = data.records.map((r) => {
+    const open = openRecords.get(r.record_id);
+    if (open) return open;
+    const when = r.time_unix_nano ? new Date(r.time_unix_nano / 1e6).toLocaleString() : "";
+    const faith = new Map(Object.entries(r.scores)).get("faithfulness");
+    // Faithfulness first: the score the list is read for.
+    const scores = entriesOf(r.scores).sort(([a], [b]) => (b === "faithfulness") - (a === "faithfulness"))
+      .map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ");
+    const label = `${when} · ${shortName(r.service)}${r.route ? " / " + shortName(r.route) : ""}`
+      + `${r.model ? " · " + shortName(r.model) : ""} · ${scores}`;
+    const node = drillDown(r.record_id, label, openRecords);
+    node.classList.add("rec");
+    node.classList.remove("drill");
+    if (faith !== undefined && faith !== null && faith < threshold) node.dataset.low = "1";
+    return node;
+  });
+  document.getElementById("records").replaceChildren(
+    ...(items.length ? items : [el("p", { class: "empty" }, "No recent record matches.")]));
+  forgetGone(openRecords, data.records);
+}
+
+// An open record that left its list is dropped with it.
+function forgetGone(open, records) {
+  const ids = new Set(records.map((r) => r.record_id));
+  for (const id of [...open.keys()]) if (!ids.has(id)) open.delete(id);
+}
+
+// A record that opens to its detail, fetched when opened. `open` keeps it while it is open;
+// `keep` (default: the details element itself) is what a refresh reuses.
+function drillDown(recordId, label, open, keep) {
+  const node = el("details", { class: "drill", "data-record-id": recordId }, el("summary", {}, label));
+  node.addEventListener("toggle", async () => {
+    if (!node.open) { open.delete(recordId); return; }
+    open.set(recordId, keep || node);
+    if (node.querySelector(".drill-body")) return;
+    const body = el("div", { class: "drill-body" }, el("p", { class: "empty" }, "loading…"));
+    node.append(body);
+    try {
+      const response = await fetch(`/api/record?id=${encodeURIComponent(recordId)}`, { cache: "no-store" });
+      if (!response.ok) throw new Error(response.status === 404 ? "no longer among the recent records" : `HTTP ${response.status}`);
+      body.replaceChildren(...recordDetail(await response.json()));
+    } catch (err) {
+      body.replaceChildren(el("p", { class: "empty" }, `cannot open the record: ${err.message}`));
+    }
+  });
+  return node;
+}
+
+function verdictEl(v) {
+  const ok = v !== null && v !== undefined && v >= 0.5;
+  return el("span", { class: ok ? "verdict supported" : "verdict unsupported" }, `${ok ? "✓ supported" : "✗ unsupported"} ${fmt(v, 2)}`);
+}
+
+// A context's text with the sentences the statements were matched to marked, each mark numbered
+// after its statements (one sentence can be the evidence of several). Evidence may end in "…" (cut
+// by the scorer): its kept part is looked for.
+function markedContext(text, statements) {
+  const byRange = new Map();
+  statements.forEach((s, i) => {
+    const needle = String(s.evidence || "").replace(/…$/, "");
+    const at = needle ? text.indexOf(needle) : -1;
+    if (at < 0) return;
+    const key = `${at}:${at + needle.length}`;
+    if (!byRange.has(key)) byRange.set(key, { start: at, end: at + needle.length, n: [], ok: false });
+    const r = byRange.get(key);
+    r.n.push(i + 1);
+    r.ok = r.ok || s.verdict >= 0.5;
+  });
+  const ranges = [...byRange.values()].sort((a, b) => a.start - b.start);
+  const nodes = [];
+  let pos = 0;
+  for (const r of ranges) {
+    if (r.start < pos) continue; // overlapping sentences: the first one's mark stands
+    nodes.push(text.slice(pos, r.start));
+    nodes.push(el("mark", { class: r.ok ? "ev supported" : "ev unsupported", "data-n": r.n.join(","),
+      title: `statement ${r.n.join(", ")}: ${r.ok ? "supported here" : "unsupported, closest evidence"}` },
+    text.slice(r.start, r.end)));
+    pos = r.end;
+  }
+  nodes.push(text.slice(pos));
+  return nodes;
+}
+
+function recordDetail(d) {
+  const metrics = entriesOf(d.metrics);
+  const faith = new Map(metrics).get("faithfulness") || {};
+  const statements = ((faith.detail || {}).statements || []).filter((s) => s && typeof s === "object");
+  const scores = el("div", { class: "scores" }, ...metrics.map(([name, m]) => el("span",
+    { class: m.value !== null && m.value < lowThreshold ? "low" : "" },
+    m.value === null ? `${name}: failed (${m.error || "no score"})` : `${name} ${fmt(m.value, 3)}`)));
+  const judge = d.judge ? `judge ${d.judge.name}${d.judge.model ? " (" + d.judge.model + ")" : ""}` : "";
+  const when = d.time_unix_nano ? new Date(d.time_unix_nano / 1e6).toLocaleString() : "";
+  const meta = el("div", { class: "meta" }, `${when} · ${judge} · scored in ${fmt(d.latency_s, 2)} s · record ${d.record_id} · `);
+  if (d.trace_url) {
+    meta.append(el("a", { href: d.trace_url, target: "_blank", rel: "noopener noreferrer", class: "trace-link" }, "open the trace"));
+  } else {
+    meta.append(`trace ${d.trace_id} (set page.trace_url to link it)`);
+  }
+  const out = [scores, meta];
+  const list = el("ol", { class: "statements" }, ...statements.map((s) => el("li", {}, verdictEl(s.verdict), " ", String(s.statement || ""),
+    s.evidence ? el("div", { class: "meta evidence" }, `${s.verdict >= 0.5 ? "evidence" : "closest evidence"}: ${s.evidence}`) : "")));
+  if (d.text === null) {
+    out.push(el("p", { class: "empty" }, "The text of this record is no longer kept (page.text_records, page.text_bytes); its verdicts are."));
+    if (statements.length) out.push(el("h3", {}, "Statements of the answer"), list);
+    return out;
+  }
+  out.push(el("h3", {}, "Question"), el("p", { class: "question" }, d.text.question));
+  out.push(el("h3", {}, `Contexts (${d.text.contexts.length})`),
+    el("ol", { class: "contexts" }, ...d.text.contexts.map((c) => el("li", {}, ...markedContext(c, statements)))));
+  out.push(el("h3", {}, "Answer"), el("p", { class: "answer" }, d.text.answer));
+  if (statements.length) out.push(el("h3", {}, `Statements of the answer (faithfulness ${fmt(faith.value, 2)})`), list);
+  return out;
 }
 
 async function refresh() {
@@ -216,7 +432,9 @@ async function refresh() {
     renderQuality(data);
     renderVolume(data);
     renderFailures(data);
+    lowThreshold = data.low_threshold;
     renderLow(data);
+    await refreshRecords();
     const alarms = data.drift.filter((d) => d.alarm).length;
     status.textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()}` + (alarms ? ` · ${alarms} drift alarm(s)` : "");
     status.className = alarms ? "status error" : "status";
@@ -227,5 +445,6 @@ async function refresh() {
   }
 }
 
+initFilters();
 refresh();
 setInterval(refresh, POLL_MS);
