@@ -159,10 +159,13 @@ def llama_judge(tmp_path_factory):
 @needs_llm
 @pytest.mark.llm
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("case", ["en_in_context", "ja_in_answer"])
+# Qwen2.5-1.5B obeyed "output no statements" (a silent no_statements before the defences); the
+# Japanese instruction rides in the answer, where it also becomes a claim to verify.
+@pytest.mark.parametrize("case", ["en_no_statements", "ja_in_answer"])
 def test_real_model_never_gives_an_injected_unfaithful_answer_a_high_score(llama_judge, case):
+    rec = NO_STATEMENTS_CASE if case == "en_no_statements" else MARK_ALL_CASES[case]
     try:
-        score, detail = METRICS["faithfulness"](llama_judge, fresh(MARK_ALL_CASES[case]), Usage())
+        score, detail = METRICS["faithfulness"](llama_judge, fresh(rec), Usage())
     except (JudgeError, MetricFailure) as exc:
         print(case, exc.reason)
         assert exc.reason in COUNTED_REASONS
