@@ -23,7 +23,7 @@ class ServiceCounters:
 class CollectorMetrics:
     def __init__(self, registry: CollectorRegistry, service_label: LabelGuard | None = None) -> None:
         # service.name comes from apps: bounded like every span value, by the prometheus section.
-        self._service_label = service_label or PrometheusConfig().service_guard()
+        self._service_label = service_label or PrometheusConfig().label_bounds().service
         # labels() takes a lock and builds a tuple per call; children are looked up once per value.
         self._services: dict[str, ServiceCounters] = {}
         self._dropped: dict[tuple[str, str], Any] = {}

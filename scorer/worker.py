@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery, RecordConsumer
-from ragpulse.core.labels import LabelGuard
+from ragpulse.core.labels import LabelBounds
 from ragpulse.core.wire import Record, RecordError, scores_message
 from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
@@ -65,9 +65,7 @@ class Worker:
         scores: ScoreSink,
         dead_letters: DeadLetterSink,
         observers: list[ScoreObserver],
-        service_label: LabelGuard,
-        route_label: LabelGuard,
-        model_label: LabelGuard,
+        labels: LabelBounds,
         deduper: RecordDeduper | None = None,
         pacer: BudgetPacer | None = None,
         cascade: Cascade | None = None,
@@ -80,9 +78,7 @@ class Worker:
         self._scores = scores
         self._dead_letters = dead_letters
         self._observers = observers
-        self._service_label = service_label
-        self._route_label = route_label
-        self._model_label = model_label
+        self._labels = labels
         self._deduper = deduper
         self._pacer = pacer
         self._cascade = cascade
@@ -191,8 +187,8 @@ class Worker:
     def _bounded(self, record: Record) -> Record:
         """The record with its span values as labels may carry them: bounded once, here, so every
         observer exports the same service, route and model."""
-        return dataclasses.replace(record, service=self._service_label(record.service),
-                                   route=self._route_label(record.route), model=self._model_label(record.model))
+        service, route, model = self._labels(record.service, record.route, record.model)
+        return dataclasses.replace(record, service=service, route=route, model=model)
 
     def _dead_letter(self, delivery: Delivery, reason: str, detail: str, attempts: int) -> None:
         self._dead_letters.publish(delivery.value, reason, detail, attempts)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.http_guard import AuthConfig, RequestGuard, validate_allowed_hosts
-from ragpulse.core.labels import LabelGuard
+from ragpulse.core.labels import CombinationGuard, LabelBounds, LabelGuard
 from ragpulse.core.settings import key, require_at_least
 from ragpulse.core.tls import TlsConfig
 
@@ -33,21 +33,29 @@ class PrometheusConfig:
     # Without an allow-list, the first this many values seen of service, route and model; later
     # ones become `other`.
     label_cap: int = 50
+    # Longer span values are cut to this many characters (ending in …) before becoming a label.
+    label_max_chars: int = 128
+    # Distinct (service, route, model) combinations exported; later ones keep their service and
+    # become (service, other, other), so the per-label caps cannot multiply.
+    max_label_combinations: int = 500
 
     def validate(self, where: str) -> None:
         parse_endpoint(self.endpoint, key(where, "endpoint"))
         require_at_least(key(where, "label_cap"), self.label_cap, 1)
+        require_at_least(key(where, "label_max_chars"), self.label_max_chars, 16)
+        require_at_least(key(where, "max_label_combinations"), self.max_label_combinations, 1)
         validate_allowed_hosts(key(where, "allowed_hosts"), self.allowed_hosts)
 
     def guard(self, bound_host: str) -> RequestGuard:
         return RequestGuard(self.auth, self.allowed_hosts, bound_host)
 
-    def service_guard(self) -> LabelGuard:
-        return LabelGuard(tuple(self.service_allow_list), self.label_cap)
-
-    def route_guard(self) -> LabelGuard:
-        return LabelGuard(tuple(self.route_allow_list), self.label_cap)
-
-    def model_guard(self) -> LabelGuard:
-        # Models have no allow-list: the first `label_cap` values seen.
-        return LabelGuard(cap=self.label_cap)
+    def label_bounds(self) -> LabelBounds:
+        """New bounds for one process; build them once and hand them to every part that exports
+        span values as labels."""
+        return LabelBounds(
+            service=LabelGuard(tuple(self.service_allow_list), self.label_cap, self.label_max_chars),
+            route=LabelGuard(tuple(self.route_allow_list), self.label_cap, self.label_max_chars),
+            # Models have no allow-list: the first `label_cap` values seen.
+            model=LabelGuard(cap=self.label_cap, max_chars=self.label_max_chars),
+            combinations=CombinationGuard(self.max_label_combinations),
+        )

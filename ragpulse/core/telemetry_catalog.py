@@ -26,6 +26,7 @@ COLLECTOR = "collector"
 SCORER = "scorer"
 DRIFT = "scorer: drift detector"
 HISTORY = "scorer: history (segments, worst records)"
+LABELS = "label bounds (collector and scorer: the prometheus section)"
 CASCADE = "scorer: judge cascade and quality estimates (scorer.cascade)"
 JUDGE_ENDPOINT = "scorer: judge endpoint"
 EVALUATION_EXPORT = "scorer: evaluations written back to your tracing backend (export.otlp)"
@@ -199,6 +200,14 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "minimise the variance): 1 plain prediction-powered inference, 0 the expensive judge's "
                "verdicts alone.", _BY_SERVICE_METRIC, CASCADE),
     # --- scorer/history.py
+    FamilySpec("ragpulse_label_values_truncated_total", "counter",
+               "Distinct span values cut to prometheus.label_max_chars before becoming a label, by label "
+               "(service, route, model).", ("label",), LABELS),
+    FamilySpec("ragpulse_label_values_collapsed_total", "counter",
+               "Distinct span values exported as `other`, by label: service, route or model (not on the allow-list, "
+               "or beyond prometheus.label_cap distinct values), or combination (a (service, route, model) "
+               "beyond prometheus.max_label_combinations, exported as (service, other, other)).",
+               ("label",), LABELS),
     FamilySpec("ragpulse_segment_score_weighted_sum_total", "counter",
                "Sum of adjusted count x score per service, route, model and metric (divide by "
                "ragpulse_segment_score_weight_total for the weighted mean of a route or model).",
