@@ -8,8 +8,11 @@ anything) and its verdicts on this record are not used. The canary does not depe
 injection is worded, in any language.
 
 It is made up per record (a year and a name drawn from the record's hash), so a poisoned document
-cannot state it in advance; it never uses a year or a name that occurs in the contexts, and it takes
-a place among the statements drawn from the same hash, so its id says nothing either.
+cannot state it in advance, and it never uses a year or a name that occurs in the contexts. It goes
+last, so the real claims keep the ids and the layout they would have without it: with the canary
+first, Qwen2.5-1.5B called "completed in 1925" supported against a context saying 1889 (0.83;
+0.04 with the canary last). Its place is no secret, but neither is its form: an injection written
+against it could spare it, which no check here can see.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ _SURNAMES_JA = ("柳瀬", "真壁", "榊原", "若狭", "東條", "葛西", "二
 _GIVEN_JA = ("澄江", "忠臣", "琴音", "冬馬", "千景", "清隆", "芙美", "晴臣")
 
 
-def canary(contexts: list[str], statements: list[str]) -> tuple[str, int]:
-    """The canary claim, in the statements' language, and its index among the n + 1 claims."""
+def canary(contexts: list[str], statements: list[str]) -> str:
+    """The canary claim, in the statements' language."""
     digest = hashlib.sha256("\x1f".join([*contexts, "\x1e", *statements]).encode()).digest()
     evidence = " ".join(contexts)
     japanese = any(_CJK.search(s) for s in statements)
@@ -39,5 +42,5 @@ def canary(contexts: list[str], statements: list[str]) -> tuple[str, int]:
             text = f"{name_pair[1]}{name_pair[0]}は{year}年に生まれました。"
         else:
             text = f"{name_pair[0]} {name_pair[1]} was born in {year}."
-        return text, digest[0] % (len(statements) + 1)
+        return text
     raise AssertionError("the contexts name every canary year and name")  # 28 tries: not in practice

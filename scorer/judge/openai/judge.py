@@ -102,8 +102,7 @@ class OpenAIJudge:
         return GeneratedQuestions(questions=qs[:n], noncommittal=bool(read["noncommittal"]))
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[float]:
-        claim, at = canary(rec.contexts, statements)
-        prompt = prompts.verify(rec.contexts, [*statements[:at], claim, *statements[at:]])
+        prompt = prompts.verify(rec.contexts, [*statements, canary(rec.contexts, statements)])
         n = len(statements) + 1
 
         def ask() -> list[float]:
@@ -115,10 +114,10 @@ class OpenAIJudge:
             return support
 
         support = self._cached((prompt.task, prompt.system, prompt.user), ask)
-        if support[at] >= 0.5:
+        if support[-1] >= 0.5:
             self.failures["canary_failed"] += 1
             raise JudgeError("canary_failed", "the judge called a made-up claim that no context states supported")
-        return support[:at] + support[at + 1 :]
+        return support[:-1]
 
     def relevant_sentences(self, rec: RecordText, sentences: list[str], usage: Usage) -> list[float]:
         prompt = prompts.relevant(rec.question, sentences)
