@@ -65,6 +65,8 @@ SYNONYM_NONE = 0.55
 SYNONYM_FULL = 0.75
 
 HASH_DIM = 1 << 11
+# Texts embedded at once: bounds the temporaries of a long record, not the result.
+EMBED_BLOCK = 256
 # Retrieval returns the same chunks again and again; ~9 KiB a vector keeps this under 20 MiB.
 CACHE_SIZE = 2048
 # Words recur across records far more than texts do; 1 KiB a word keeps this at 16 MiB.
@@ -115,8 +117,14 @@ class LocalJudge:
         return int(self._model.table.shape[1]) + HASH_DIM
 
     def _hybrid(self, texts: list[str]) -> np.ndarray:
-        dense = _unit_rows(self._model.encode(texts)) * np.sqrt(1.0 - LEXICAL_WEIGHT)
-        lexical = _unit_rows(np.stack([_hashed_bag(t) for t in texts])) * np.sqrt(LEXICAL_WEIGHT)
+        # A block of texts at a time, in float32: the temporaries of one long record (3,830 context
+        # sentences) took 250 MB at once.
+        return np.concatenate([self._hybrid_block(texts[i:i + EMBED_BLOCK])
+                               for i in range(0, len(texts), EMBED_BLOCK)])
+
+    def _hybrid_block(self, texts: list[str]) -> np.ndarray:
+        dense = _unit_rows(self._model.encode(texts)) * np.float32(np.sqrt(1.0 - LEXICAL_WEIGHT))
+        lexical = _unit_rows(np.stack([_hashed_bag(t) for t in texts])) * np.float32(np.sqrt(LEXICAL_WEIGHT))
         vectors = np.hstack([dense, lexical])
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if not np.all(norms > 0):
@@ -158,23 +166,25 @@ class LocalJudge:
         if not statements:
             return []
         ctx = self._contexts(rec, usage)
-        sims = self.embed(statements, usage) @ ctx.vectors.T
-        rows, ramp = self._synonyms(statements, ctx)
-        anywhere = _credit(rows, ramp, frozenset(), None)
+        vectors = self.embed(statements, usage)
+        # Each statement's closest context sentence, a block of statements at a time: the whole
+        # statements x sentences matrix of a long record would be tens of MB.
+        closest = np.concatenate([(vectors[i:i + EMBED_BLOCK] @ ctx.vectors.T).argmax(axis=1)
+                                  for i in range(0, len(vectors), EMBED_BLOCK)])
+        synonyms = self._synonyms(statements, ctx)
+        anywhere = synonyms.credit(synonyms.tokens, frozenset(), None)
         verdicts: list[Verdict] = []
-        for statement, row in zip(statements, sims, strict=True):
+        for statement, vector, best in zip(statements, vectors, closest.tolist(), strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
-            best = int(row.argmax())
             window = slice(max(0, best - 1), best + 2)
             near = frozenset().union(*ctx.sentence_tokens[window])
-            nearby = _credit(
-                {t: rows[t] for t in tokens if t in rows and t not in near}, ramp, near,
-                np.concatenate(ctx.sentence_words[window]),
+            nearby = synonyms.credit(
+                [t for t in tokens if t not in near], near, np.concatenate(ctx.sentence_words[window])
             )
             coverage = float(np.sqrt(_coverage(tokens, ctx.tokens, anywhere) * _coverage(tokens, near, nearby)))
             # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
             coverage *= _share(name_tokens(statement), ctx.tokens, {})
-            verdicts.append(Verdict(_support(coverage, float(row[best])), ctx.sentences[best]))
+            verdicts.append(Verdict(_support(coverage, float(vector @ ctx.vectors[best])), ctx.sentences[best]))
         return verdicts
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
@@ -189,17 +199,14 @@ class LocalJudge:
                 found[word] = vec
         return np.stack([found[w] for w in words])
 
-    def _synonyms(self, statements: list[str], ctx: ContextIndex) -> tuple[dict[str, int], np.ndarray]:
-        """For each Latin word of the statements (by token, its row), the synonym credit that each
-        context word would give it: 0 at or below SYNONYM_NONE, rising to 1 at SYNONYM_FULL. A
-        paraphrase ("the shop sells bikes" for "the store sells bicycles") keeps most of its
-        support; a word with no near synonym in the contexts gets none."""
+    def _synonyms(self, statements: list[str], ctx: ContextIndex) -> _SynonymCredit:
+        """The synonym credit each Latin word of the statements can get from the context words: 0
+        at or below SYNONYM_NONE, rising to 1 at SYNONYM_FULL. A paraphrase ("the shop sells bikes"
+        for "the store sells bicycles") keeps most of its support; a word with no near synonym in
+        the contexts gets none."""
         words = {tok: word for s in statements for tok, word in latin_words(s)}
-        if not words or not len(ctx.word_vectors):
-            return {}, np.zeros((0, 0), np.float32)
-        cosines = self._word_vectors(list(words.values())) @ ctx.word_vectors.T
-        ramp = np.clip((cosines - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
-        return {tok: i for i, tok in enumerate(words)}, ramp
+        vectors = self._word_vectors(list(words.values()))
+        return _SynonymCredit({tok: i for i, tok in enumerate(words)}, vectors, ctx.word_vectors)
 
     # -- answer relevancy ---------------------------------------------------------------------
 
@@ -267,13 +274,31 @@ def _hashed_bag(text: str) -> np.ndarray:
     return vec
 
 
-def _credit(rows: dict[str, int], ramp: np.ndarray, have: frozenset[str], among: np.ndarray | None) -> dict[str, float]:
-    """The best synonym credit of each token among the given context words (all for None)."""
-    if not rows or (among is not None and not among.size):
-        return {}
-    picked = ramp[list(rows.values())]
-    best = (picked if among is None else picked[:, among]).max(axis=1)
-    return {tok: float(v) for tok, v in zip(rows, best, strict=True) if v > 0.0 and tok not in have}
+class _SynonymCredit:
+    """Best synonym credits without the whole (statement words x context words) matrix: a long
+    record (1,140 statements over 3,830 context sentences) made it tens of MB, and its temporaries
+    several times that. Cosines are taken a block of words at a time, and the ramp is monotone, so
+    a word's best credit is the ramp of its best cosine."""
+
+    BLOCK = 256
+
+    def __init__(self, rows: dict[str, int], vectors: np.ndarray, context: np.ndarray) -> None:
+        self.tokens = list(rows)
+        self._rows = rows
+        self._vectors = vectors
+        self._context = context
+
+    def credit(self, tokens: list[str], have: frozenset[str], among: np.ndarray | None) -> dict[str, float]:
+        """The best credit of each token among the given context words (all for None)."""
+        picked = [t for t in tokens if t in self._rows and t not in have]
+        context = self._context if among is None else self._context[among]
+        if not picked or not len(context):
+            return {}
+        rows = self._vectors[[self._rows[t] for t in picked]]
+        best = np.concatenate([(rows[i:i + self.BLOCK] @ context.T).max(axis=1)
+                               for i in range(0, len(rows), self.BLOCK)])
+        ramp = np.clip((best - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
+        return {tok: float(v) for tok, v in zip(picked, ramp, strict=True) if v > 0.0}
 
 
 def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, float] | None = None) -> float:
