@@ -261,7 +261,7 @@ HELPDESK = "社内ヘルプデスク"
 MIXED = ("富士山の標高は？",
          ["富士山は日本で最も高い山で、標高は3776メートルです。山梨県と静岡県にまたがっています。",
           "富士山は2013年に世界文化遺産に登録されました。"],
-         "富士山の標高は3776メートルです。富士山は北海道にあり、毎年噴火しています。")
+         "富士山の標高は3776メートルです。2013年に世界自然遺産として北海道で登録され、毎年噴火しています。")
 
 
 def test_drill_down_in_chromium(tmp_path):
@@ -306,7 +306,8 @@ def test_drill_down_in_chromium(tmp_path):
         # The matched context sentences are marked, numbered after their statements.
         marks = browser.evaluate(f"[...{body}.querySelectorAll('.contexts mark.ev')]"
                                  ".map(m => [m.className, m.dataset.n, m.textContent])")
-        assert any(c == "ev supported" and "3776" in t for c, _, t in marks), marks
+        assert ["ev supported", "1", "富士山は日本で最も高い山で、標高は3776メートルです。"] in marks, marks
+        assert ["ev unsupported", "2", "富士山は2013年に世界文化遺産に登録されました。"] in marks, marks
         scores = browser.evaluate(f"{body}.querySelector('.scores').textContent")
         assert "faithfulness" in scores and "judge local" in browser.evaluate(f"{body}.textContent")
         link = browser.evaluate(f"{body}.querySelector('a.trace-link').href")
