@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 
 import pytest
+import requests
 from prometheus_client import CollectorRegistry
 
+from ragpulse.core.exposition import PrometheusConfig
+from ragpulse.core.http_guard import AuthConfig
 from ragpulse.core.settings import ConfigError
 from ragpulse.core.wire import Record, Sampling, scores_message
 from ragpulse.scorer.history import History
+from ragpulse.scorer.http_server import ScorerHttp
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
@@ -138,3 +142,30 @@ def test_trace_url_must_be_http_with_a_trace_id(url: str) -> None:
 def test_trace_url_accepts_backends_own_braces() -> None:
     PageConfig(trace_url='https://grafana/explore?left={"queries":[{"query":"{trace_id}"}]}').validate("page")
     PageConfig(trace_url="http://jaeger:16686/trace/{trace_id}").validate("page")
+
+
+def test_record_paths_sit_behind_the_page_guard() -> None:
+    """The record paths show record text: the Host check and authentication hold for them as for
+    the page, and they are not served beside /metrics when the page has its own address."""
+    texts, scores = RecentRecordTexts(10, 10**6), RecentScores()
+    feed(texts, scores, record(1, question="秘密の質問"), 0.2)
+    p = page(texts, scores)
+    paths = ["/api/records?service=shop", f"/api/record?id={record(1).id}"]
+    token = {"Authorization": "Bearer t0ken"}
+    auth = AuthConfig(bearer_tokens=["t0ken"])
+    http = ScorerHttp(PrometheusConfig(endpoint="127.0.0.1:0", auth=auth), PageConfig(endpoint="127.0.0.1:0"),
+                      CollectorRegistry(), p.handle)
+    http.start()
+    try:
+        assert http.page is not None
+        metrics, base = f"http://{http.endpoint}", f"http://{http.page.endpoint}"
+        for path in paths:
+            assert requests.get(base + path, timeout=10).status_code == 401
+            bad_host = requests.get(base + path, headers={**token, "Host": "evil.example"}, timeout=10)
+            assert bad_host.status_code == 421 and "秘密" not in bad_host.text
+            assert requests.get(metrics + path, headers=token, timeout=10).status_code == 404
+            ok = requests.get(base + path, headers=token, timeout=10)
+            assert ok.status_code == 200 and "default-src 'self'" in ok.headers["Content-Security-Policy"]
+        assert "秘密の質問" in requests.get(base + paths[1], headers=token, timeout=10).text
+    finally:
+        http.stop()
