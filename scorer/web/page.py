@@ -46,7 +46,7 @@ _COUNTERS = {
     "ragpulse_records_dead_lettered_total": "reason",
     "ragpulse_judge_cost_usd_total": "judge",
 }
-MAX_TEXT = 400  # characters of one statement shown (the page is an overview, not a record viewer)
+MAX_TEXT = 400  # characters of one statement in the summary's low records (/api/record has them whole)
 # Everything comes from this server: no CDN, no inline script or style, nothing fetched elsewhere;
 # and no other site may frame the page (clickjacking). Sent as a header on every answer: a header
 # covers what a meta tag cannot (frame-ancestors) and the JSON and script files too.

@@ -1,4 +1,5 @@
-// ragpulse live page: polls /api/summary and draws it. Our own small SVG charts, no libraries.
+// ragpulse live page: polls /api/summary and /api/records and draws them, and opens a record from
+// /api/record (docs/live-page-api.md). Our own small SVG charts, no libraries.
 // Record text is untrusted: it only ever reaches the page through textContent, never as markup.
 // So are service, route, metric and reason names (they come from spans and labels): they are only
 // ever Map keys, never keys of a plain object, where "toString" or "__proto__" would hit the
