@@ -8,6 +8,7 @@ Prometheus /metrics on prometheus.endpoint.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -21,6 +22,9 @@ from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.dedupe import RecentRecordIds
 from ragpulse.scorer.http_server import ScorerHttp
 from ragpulse.scorer.judge.base import Judge
+from ragpulse.scorer.judge.budget import Budget
+from ragpulse.scorer.judge.factory import build_judge
+from ragpulse.scorer.judge.openai.ratelimit import set_group_share
 from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
 from ragpulse.scorer.kafka_sinks import KafkaSinks
 
@@ -87,8 +91,9 @@ class KafkaScorer:
         kafka = config.bus.kafka
         self.registry = CollectorRegistry()
         self.sinks = KafkaSinks(kafka, KafkaProducerMetrics(self.registry))
+        judge = judge or build_judge(config.scorer)
         self.consumer = KafkaRecordConsumer(kafka, KafkaConsumerMetrics(self.registry),
-                                            before_commit=self.sinks.flush)
+                                            before_commit=self.sinks.flush, on_share=_group_share(judge))
         self.scorer = build_scorer(config, self.consumer, self.registry, judge, outputs=self.sinks,
                                    deduper=RecentRecordIds(kafka.dedupe_window))
         self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
@@ -104,3 +109,17 @@ class KafkaScorer:
         self.sinks.close()
         self.http.stop()
         return {"drained": True}
+
+
+def _group_share(judge: Judge) -> Callable[[float], None]:
+    """What a member does with its share of the records topic's partitions: the judge's budget and
+    the process's rate limits shrink to it, so the group together keeps to the configured ones
+    (docs/design/kafka.md, "One budget for the group")."""
+    budget = getattr(judge, "budget", None)
+
+    def follow(share: float) -> None:
+        if isinstance(budget, Budget):
+            budget.set_share(share)
+        set_group_share(share)
+
+    return follow

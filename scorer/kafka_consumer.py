@@ -196,6 +196,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         self._owner._metrics.rebalances.labels(event="assigned").inc(len(assigned))
         self._owner._metrics.assigned.inc(len(assigned))
         log.info("assigned partitions %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        self._owner._tell_share()
 
     async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
         # Evicted from the group: a commit would be refused; the new owner redoes the work.
@@ -218,8 +219,12 @@ class KafkaRecordConsumer:
         metrics: KafkaConsumerMetrics,
         before_commit: Callable[[float], bool] | None = None,
         topic: str | None = None,
+        on_share: Callable[[float], None] | None = None,
     ) -> None:
         self._topic = topic or kafka.records_topic
+        # Told the share of the topic's partitions this member owns after every assignment: the
+        # judge's budget and rate limits follow it (docs/design/kafka.md, "One budget for the group").
+        self._on_share = on_share
         self._metrics = metrics
         self._before_commit = before_commit
         self._commit_interval_s = kafka.commit_interval_ms / 1000
@@ -260,6 +265,19 @@ class KafkaRecordConsumer:
         self._membership_poll_s = kafka.max_poll_interval_ms / 4000
         self._last_kafka_poll = time.monotonic()
         subscribe_known_topic(self._consumer, self._topic, _Rebalance(self))
+
+    def _tell_share(self) -> None:
+        # Only on assignment: a revocation is followed by the new assignment, and records still
+        # finishing in between keep the share they were taken under.
+        if self._on_share is None:
+            return
+        partitions = self._consumer.partitions_for_topic(self._topic)
+        owned = sum(1 for tp in self._consumer.assignment() if tp.topic == self._topic)
+        if partitions:
+            share = owned / len(partitions)
+            log.info("owning %d of %d partitions: judge budget and rate limits at %.3f", owned,
+                     len(partitions), share)
+            self._on_share(share)
 
     async def _sleep(self, seconds: float) -> None:
         # kafka-python 3 has no public sleep for listener coroutines; its IO loop's own sleep

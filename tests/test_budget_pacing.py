@@ -18,7 +18,9 @@ from ragpulse.config import load_config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import keeps, trace_randomness
 from ragpulse.core.wire import Record, Sampling
+from ragpulse.scorer.judge.base import JudgeError
 from ragpulse.scorer.judge.budget import Budget
+from ragpulse.scorer.judge.openai.ratelimit import RateLimiter
 from ragpulse.scorer.pacing import BudgetPacer
 
 HOUR = 3600.0
@@ -144,3 +146,65 @@ def test_a_spent_budget_skips_records_before_the_judge_is_called(fault_server, t
         "ragpulse_judge_endpoint_failures_total", {"judge": "openai", "reason": "budget_exhausted"}) or 0
     # Paced, the pacer skips the records before the judge is asked; unpaced, the judge refuses them.
     assert refused_by_judge == (0 if pacing else 2)
+
+
+def simulate_group(scorers: int, partitions: int = 6, rate_per_s: float = 2.0, cost_usd: float = 0.0005,
+                   limit_usd: float = 1.0) -> float:
+    """An hour of traffic through a Kafka scorer group: each record goes to the owner of its trace's
+    partition, whose budget is its share of the partitions. Returns what the group spent."""
+    rng = random.Random(11)
+    clock = Clock(0.0)
+    owner = [p % scorers for p in range(partitions)]
+    budgets = [Budget(limit_usd, "hour", clock, paced=True) for _ in range(scorers)]
+    for i, budget in enumerate(budgets):
+        budget.set_share(owner.count(i) / partitions)
+    pacers = [BudgetPacer(budget, clock) for budget in budgets]
+    spent = 0.0
+    while clock.now < HOUR:
+        r = record(rng)
+        member = owner[int(r.trace_id[-8:], 16) % partitions]
+        kept, _ = pacers[member].admit(r)
+        if kept is not None:
+            budgets[member].charge(cost_usd)
+            pacers[member].scored(cost_usd)
+            spent += cost_usd
+        clock.now += 1.0 / rate_per_s
+    return spent
+
+
+@pytest.mark.parametrize("scorers", [1, 2, 3])
+def test_a_paced_group_spends_one_budget_whatever_its_size(scorers: int) -> None:
+    # 3.6 USD of demand against 1 USD: each member paces its share, the group uses the budget once.
+    spent = simulate_group(scorers)
+    assert 0.95 <= spent <= 1.0 + scorers * 0.0005
+
+
+def test_spend_already_made_counts_against_a_smaller_share() -> None:
+    clock = Clock(0.0)
+    budget = Budget(1.0, "hour", clock)
+    budget.charge(0.6)  # alone in the group so far
+    budget.set_share(0.5)  # a second member joined: half the partitions are its
+    assert budget.remaining_usd() == pytest.approx(-0.1)
+    with pytest.raises(JudgeError):
+        budget.check()
+    clock.now += HOUR  # a new window: the share of a fresh budget
+    assert budget.remaining_usd() == pytest.approx(0.5)
+
+
+def test_rate_limits_shrink_to_the_members_share() -> None:
+    clock = Clock(0.0)
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+
+    limiter = RateLimiter(rpm=60, tpm=None, max_concurrency=1, clock=clock, sleep=sleep)
+    limiter.set_share(1 / 3)
+    for _ in range(20 + 10):  # a third of a minute's worth at once, then one every 3 s
+        with limiter.request(1):
+            pass
+    assert clock.now == pytest.approx(10 * 3.0)
+    limiter.set_share(0.0)  # no partitions: the last limits stay, nothing waits forever
+    with limiter.request(1):
+        pass

@@ -1,7 +1,10 @@
 """How much a paid judge may spend: a budget in USD per clock hour or day (UTC). The judge checks
 it before each call and charges it after; the scorer's pacer (scorer/pacing.py) reads it to spread
 the spending over the window. When the window's budget is spent, calls are refused with
-JudgeError('budget_exhausted') until the next window starts."""
+JudgeError('budget_exhausted') until the next window starts.
+
+In a Kafka scorer group each member spends `share` of the limit: the share of the records topic's
+partitions it owns, set on every rebalance (docs/design/kafka.md, "One budget for the group")."""
 
 from __future__ import annotations
 
@@ -28,6 +31,16 @@ class Budget:
         self._lock = threading.Lock()
         self._window_start = self._current_window()
         self._spent = 0.0
+        self._share = 1.0
+
+    def set_share(self, share: float) -> None:
+        """Spend `share` of the limit from now on; what this process already spent in the window
+        counts against it (a member that lost partitions may have nothing left)."""
+        with self._lock:
+            self._share = share
+
+    def _limit(self) -> float:
+        return math.inf if self.limit_usd is None else self.limit_usd * self._share
 
     def _current_window(self) -> int:
         return int(self._clock() // self._seconds)
@@ -46,7 +59,7 @@ class Budget:
     def remaining_usd(self) -> float:
         with self._lock:
             self._roll()
-            return math.inf if self.limit_usd is None else self.limit_usd - self._spent
+            return self._limit() - self._spent
 
     def remaining_s(self) -> float:
         """Seconds until the window rolls over."""
@@ -60,8 +73,8 @@ class Budget:
             return
         with self._lock:
             self._roll()
-            if self._spent >= self.limit_usd:
-                raise JudgeError("budget_exhausted", f"spent {self._spent:.4f} of {self.limit_usd} USD")
+            if self._spent >= self._limit():
+                raise JudgeError("budget_exhausted", f"spent {self._spent:.4f} of {self._limit():.4f} USD")
 
     def charge(self, usd: float) -> None:
         with self._lock:

@@ -1,6 +1,8 @@
 """Request and token budgets for a judge endpoint: token buckets (requests per minute, tokens per
 minute) and a bound on concurrent requests, shared by all work in a process that uses the same
-endpoint and key, since that is what the provider's limits apply to."""
+endpoint and key, since that is what the provider's limits apply to. In a Kafka scorer group the
+provider's limits are the group's: each member takes the share of them that it owns of the records
+topic's partitions (set_group_share; docs/design/kafka.md, "One budget for the group")."""
 
 from __future__ import annotations
 
@@ -15,11 +17,19 @@ class TokenBucket:
     real token count of a reply is known only afterwards); later takers then wait it off."""
 
     def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.capacity = float(per_minute)
+        self.per_minute = float(per_minute)
+        self.capacity = self.per_minute
         self.rate = per_minute / 60.0
         self._level = self.capacity
         self._clock = clock
         self._stamp = clock()
+
+    def set_share(self, share: float) -> None:
+        """Refill at `share` of the configured rate, holding at most `share` of a minute's worth."""
+        self._refill()
+        self.capacity = self.per_minute * share
+        self.rate = self.capacity / 60.0
+        self._level = min(self._level, self.capacity)
 
     def _refill(self) -> None:
         now = self._clock()
@@ -68,6 +78,17 @@ class RateLimiter:
                     return
             self._sleep(min(wait, 5.0))
 
+    def set_share(self, share: float) -> None:
+        """Take `share` of the configured requests and tokens per minute. A member that owns no
+        partition keeps its last limits: it gets no records to call for, and a call still finishing
+        from before the rebalance must not wait on an empty bucket forever."""
+        if share <= 0.0:
+            return
+        with self._lock:
+            for bucket in (self._requests, self._tokens):
+                if bucket:
+                    bucket.set_share(share)
+
     @contextmanager
     def request(self, estimated_tokens: int) -> Iterator[Callable[[int], None]]:
         """Hold a concurrency slot and the budget for one request. Yields `settle(actual_tokens)`
@@ -98,3 +119,12 @@ def shared_limiter(key: tuple[object, ...], rpm: float | None, tpm: float | None
         if limiter is None:
             limiter = _SHARED[key] = RateLimiter(rpm, tpm, max_concurrency)
         return limiter
+
+
+def set_group_share(share: float) -> None:
+    """Every process-wide limiter takes `share` of its limits: in a Kafka scorer group, the share of
+    the records topic's partitions this process owns (all its calls serve those records)."""
+    with _SHARED_LOCK:
+        limiters = list(_SHARED.values())
+    for limiter in limiters:
+        limiter.set_share(share)
