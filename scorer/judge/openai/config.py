@@ -60,15 +60,17 @@ class OpenAIJudgeConfig:
     backoff_base_s: float = 0.5
     # Longest wait between two retries, a server's Retry-After included.
     backoff_max_s: float = 30.0
-    # Requests per minute, shared by all scoring in the process; unset: no limit.
+    # Requests per minute, shared by all scoring in the process (on Kafka, by the scorer group);
+    # unset: no limit.
     rpm: float | None = None
-    # Tokens per minute, shared by all scoring in the process; unset: no limit.
+    # Tokens per minute, shared by all scoring in the process (on Kafka, by the scorer group);
+    # unset: no limit.
     tpm: float | None = None
     # Requests in flight at once.
     max_concurrency: int = 4
     # USD per 1M prompt and completion tokens by model, for the cost counter and the budget.
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    # Spend per budget_window; unset: no budget.
+    # Spend per budget_window (on Kafka, of the whole scorer group); unset: no budget.
     budget_usd: float | None = None
     # The budget's window: hour or day.
     budget_window: str = "day"
