@@ -149,3 +149,39 @@ def test_the_group_spends_its_budget_once_whatever_its_size(kafka_broker, kafka_
     finally:
         for p in group:
             p.stop()
+
+
+def test_a_member_leaving_mid_window_overshoots_by_what_it_spent(kafka_broker, kafka_config: KafkaConfig,
+                                                                 judge_server: FixedCostServer,
+                                                                 tmp_path: Path) -> None:
+    # The stated bound, measured: spend leaves with the member, its partitions bring the survivor
+    # their share afresh (docs/design/kafka.md, "One budget for the group").
+    cfg = dataclasses.replace(kafka_config, records_partitions=PARTITIONS)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    clear_of_window_end()
+    group = [kafka_process(tmp_path, "scorer", settings(cfg, judge_server.base_url)) for _ in range(2)]
+    try:
+        for p in group:
+            p.wait_ready(120)
+        wait_until(lambda: all(p.value("ragpulse_kafka_assigned_partitions") == PARTITIONS // 2 for p in group),
+                   120, "each scorer to own half of the partitions")
+        publish(cfg, [record(i, trace=0xD000 + i) for i in range(20)])  # 40 calls, within both shares
+        wait_until(lambda: finished(group) >= 20, 120, "the first records scored")
+        leaving, survivor = group
+        departed_usd = leaving.value("ragpulse_judge_cost_usd_total")
+        leaving.stop()
+        wait_until(lambda: survivor.value("ragpulse_kafka_assigned_partitions") == PARTITIONS, 120,
+                   "the survivor to own every partition")
+        publish(cfg, [record(100 + i, trace=0xE000 + i) for i in range(FLOOD)])
+        departed_records = round(departed_usd / (2 * CALL_USD))
+        wait_until(lambda: finished([survivor]) + departed_records >= 20 + FLOOD, 240,
+                   "every record scored or skipped")
+        time.sleep(1.0)
+        spent = judge_server.chat_calls() * CALL_USD
+        print(f"\nleave: the departed spent {departed_usd:.3f}, the group {spent:.3f} of {BUDGET_USD} USD "
+              f"({spent / BUDGET_USD - 1:+.1%})")
+        assert departed_usd > 0
+        assert spent == pytest.approx(BUDGET_USD + departed_usd, abs=CALL_USD)
+    finally:
+        for p in group:
+            p.stop()
