@@ -100,7 +100,7 @@ def test_local_judge_scores_unfaithful_answers_with_injections_low(case):
     ],
 )
 def test_claims_taken_from_the_answer_are_grounded(answer, claims):
-    assert checked_statements(RecordText("q", ["c"], answer), claims) == claims
+    assert checked_statements(LocalJudge(), RecordText("q", ["c"], answer), claims, Usage()) == claims
 
 
 @pytest.mark.parametrize(
@@ -117,18 +117,18 @@ def test_claims_taken_from_the_answer_are_grounded(answer, claims):
 )
 def test_claims_not_in_the_answer_are_a_counted_failure(answer, claims):
     with pytest.raises(MetricFailure) as err:
-        checked_statements(RecordText("q", ["c"], answer), claims)
+        checked_statements(LocalJudge(), RecordText("q", ["c"], answer), claims, Usage())
     assert err.value.reason == "ungrounded_statement"
 
 
 def test_no_claim_is_no_statements_only_for_a_noncommittal_answer():
     for refusal in ("申し訳ありませんが、わかりません。", "I don't know.", ""):
         with pytest.raises(MetricFailure) as err:
-            checked_statements(RecordText(JA_QUESTION, [JA_CONTEXT], refusal), [])
+            checked_statements(LocalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], refusal), [], Usage())
         assert err.value.reason == "no_statements"
     for answer in (JA_UNFAITHFUL, NO_STATEMENTS_CASE.answer):
         with pytest.raises(MetricFailure) as err:
-            checked_statements(RecordText(JA_QUESTION, [JA_CONTEXT], answer), [])
+            checked_statements(LocalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], answer), [], Usage())
         assert err.value.reason == "judge_refused"
 
 

@@ -22,7 +22,7 @@ def faithfulness(judge: Judge, rec: RecordText, usage: Usage) -> tuple[float, di
     if not rec.contexts or not any(c.strip() for c in rec.contexts):
         raise MetricFailure("no_contexts", "faithfulness needs at least one non-empty context")
     # Raises no_statements, judge_refused or ungrounded_statement (grounding.py).
-    statements = checked_statements(rec, judge.statements(rec, usage))
+    statements = checked_statements(judge, rec, judge.statements(rec, usage), usage)
     verdicts = judge.verify(rec, statements, usage)
     if len(verdicts) != len(statements):
         raise MetricFailure(

@@ -22,13 +22,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ragpulse.scorer.judge.base import RecordText
-from ragpulse.scorer.judge.local.text import claims, is_noncommittal
+from ragpulse.scorer.judge.base import Judge, RecordText, Usage
 from ragpulse.scorer.metrics.base import MetricFailure
+from ragpulse.scorer.sentences import split_sentences
 
 # Lenient: resolving "it" to a name, or "2 million people" to "a population of 2 million", adds
 # words that are not in the answer; a claim with less than half of its content there was invented.
 GROUNDED_SHARE = 0.5
+# Bounds the calls spent telling a refusal from a judge that was told to find nothing.
+MAX_REREAD_SENTENCES = 8
 
 _WORD = re.compile(r"[a-z0-9]+(?:['.,][a-z0-9]+)*")
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
@@ -67,15 +69,17 @@ def grounded_share(statement: str, answer_units: set[str], answer_numbers: set[s
     return len(units & answer_units) / len(units) if units else 1.0
 
 
-def checked_statements(rec: RecordText, statements: list[str]) -> list[str]:
+def checked_statements(judge: Judge, rec: RecordText, statements: list[str], usage: Usage) -> list[str]:
     """The judge's statements when each is grounded in the answer; else a counted failure."""
     if not statements:
-        # Only an answer that commits to nothing has no claim. Not the judge's own noncommittal
-        # flag: a judge told "output no statements" also called the answer noncommittal
-        # (Qwen2.5-1.5B did). The local judge's lexical reading decides, in English and Japanese:
-        # a sentence with content that is no refusal commits to something.
-        if any(not is_noncommittal(c) for c in claims(rec.answer)):
-            raise MetricFailure("judge_refused", "the judge found no claim in an answer that commits to one")
+        # Only an answer that commits to nothing has no claim. Neither the empty list nor the
+        # judge's noncommittal flag can tell: told to "output no statements", Qwen2.5-1.5B gave
+        # both. Read one sentence at a time, an instruction in one sentence no longer covers the
+        # others, so a sentence that yields a claim shows a refusal. Costs calls only here; a
+        # one-sentence answer is the same question again, which the judge's cache answers.
+        for sentence in split_sentences(rec.answer)[:MAX_REREAD_SENTENCES]:
+            if judge.statements(RecordText(rec.question, rec.contexts, sentence), usage):
+                raise MetricFailure("judge_refused", "no claim in the answer, but one in a sentence of it")
         raise MetricFailure("no_statements", "the answer contains no claim to check")
     answer_units, answer_numbers = content_units(rec.answer), numbers(rec.answer)
     for i, statement in enumerate(statements):
