@@ -48,6 +48,14 @@ def substitute(expr: str, service: str, multi: bool) -> str:
     return expr.replace("$__rate_interval", "1m").replace("$__range", "10m")
 
 
+def send_with_references(apps: list[RagApp]) -> None:
+    """Answers with a reference and samples: the reference-based metrics and SelfCheck score only those."""
+    for i, app in enumerate(apps):
+        for question, contexts, good, _ in CORPUS * 2:
+            app.answer(question, contexts, good, **{"rag.reference": good, "rag.samples": [good, good],
+                                                    "rag.route": f"/r{i % 2}", "rag.model": f"m{i}"})
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory):
     prometheus_binary()  # fail (CI) or skip before starting anything
@@ -64,6 +72,8 @@ def live(tmp_path_factory: pytest.TempPathFactory):
     try:
         prom.wait_for_target_up()
         apps = [RagApp(s, "http", proc.http) for s in SERVICES]
+        # Before and after the rest: a rate needs its counter to grow between two scrapes.
+        send_with_references(apps)
         threads = [threading.Thread(target=send_answers, args=(app, 60, i != 1),
                                     kwargs={"rate_per_s": 4.0, "route": f"/r{i % 2}", "model": f"m{i}"})
                    for i, app in enumerate(apps)]
@@ -71,11 +81,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
             t.start()
         for t in threads:
             t.join()
-        # The reference-based metrics and SelfCheck score only answers with a reference and samples.
-        for i, app in enumerate(apps):
-            for question, contexts, good, _ in CORPUS * 4:
-                app.answer(question, contexts, good, **{"rag.reference": good, "rag.samples": [good, good],
-                                                        "rag.route": f"/r{i % 2}", "rag.model": f"m{i}"})
+        send_with_references(apps)
         apps[0].answer("How do I reset my password?", ["Open Settings."], NO_CLAIM_ANSWER)
         for app in apps:
             app.close()
