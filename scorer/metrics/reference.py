@@ -23,7 +23,7 @@ def statements_of(judge: Judge, rec: RecordText, text: str, usage: Usage) -> lis
     else:
         source = RecordText(rec.question, rec.contexts, text)
     try:
-        return checked_statements(source, judge.statements(source, usage))
+        return checked_statements(judge, source, judge.statements(source, usage), usage)
     except MetricFailure as e:
         if source is rec or e.reason != "no_statements":
             raise
