@@ -1,4 +1,5 @@
-"""OTLP AnyValue / KeyValue lists to plain Python values."""
+"""OTLP AnyValue / KeyValue lists to plain Python values, and the test that spares a span no
+convention reads from becoming any."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
+
+_REMOTE_PARENT = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 
 
 def any_value(v: AnyValue) -> Any:
@@ -26,3 +30,45 @@ def any_value(v: AnyValue) -> Any:
 
 def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
     return {kv.key: any_value(kv.value) for kv in kvs}
+
+
+class ReadKeys:
+    """The attribute keys and span event names the enabled conventions read at all. A span with none
+    of them is read by no convention, and `may_matter(span)` says so from the keys alone, before any
+    value becomes a Python object: an app's HTTP and DB spans, most of its traffic, cost a look at
+    their keys. Over-inclusive by design (a prefix like `rag.`): a span it lets through takes the
+    full path, which decides as before. With `keep_roots` (trace assembly on) a local root span is
+    always let through: it may complete a buffered trace whatever its attributes."""
+
+    def __init__(self, conventions: Iterable[str], keep_roots: bool) -> None:
+        self._keep_roots = keep_roots
+        # Imported here: the conventions' modules import this one.
+        from ragpulse.collector.extract import genai, genai_events, openinference, openllmetry
+
+        table: dict[str, tuple[set[str], tuple[str, ...], set[str]]] = {
+            "native": (set(), ("rag.",), set()),  # rag.question, rag.contexts, rag.answer
+            "openinference": ({openinference.SPAN_KIND}, (), set()),
+            "openllmetry": ({openllmetry.OUTPUT_MESSAGES}, openllmetry._PREFIXES, {openllmetry.QUERY_RESULT}),
+            "genai": ({genai.OPERATION, genai.INPUT_MESSAGES, genai.OUTPUT_MESSAGES}, (), set(genai_events.NAMES)),
+        }
+        keys: set[str] = set()
+        prefixes: list[str] = []
+        events: set[str] = set()
+        for name in conventions:
+            k, p, e = table[name]
+            keys |= k
+            prefixes += p
+            events |= e
+        self._keys = frozenset(keys)
+        self._prefixes = tuple(prefixes)
+        self._events = frozenset(events)
+
+    def may_matter(self, span: Span) -> bool:
+        if self._keep_roots and (not span.parent_span_id or span.flags & _REMOTE_PARENT == _REMOTE_PARENT):
+            return True
+        keys, prefixes = self._keys, self._prefixes
+        for kv in span.attributes:
+            key = kv.key
+            if key in keys or (prefixes and key.startswith(prefixes)):
+                return True
+        return bool(self._events) and any(e.name in self._events for e in span.events)

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from ragpulse.collector.assemble import PendingTrace, TraceAssembler
-from ragpulse.collector.attributes import attributes
+from ragpulse.collector.attributes import ReadKeys, attributes
 from ragpulse.collector.extract.config import ExtractConfig
 from ragpulse.collector.extract.multispan import TraceSpan
 from ragpulse.collector.extract.native import extract_native
@@ -73,6 +73,7 @@ class CollectorPipeline:
         self._limits = extract
         self._native = "native" in extract.conventions
         self._assembler = TraceAssembler(extract.assembly, extract.conventions, metrics)
+        self._reads = ReadKeys(extract.conventions, keep_roots=self._assembler.enabled)
         # Assembly deadlines are checked this often: a fraction of the grace period, at most 4 times a second.
         self._tick_interval_s = min(0.25, max(0.01, extract.assembly.grace_s / 4))
         self._sampler = ConsistentSampler(sampling)
@@ -146,6 +147,9 @@ class CollectorPipeline:
         self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[tuple[bytes, TraceSpan, int]]
     ) -> None:
         """Sort one span: a record of its own, a span for the assembly buffer, or neither."""
+        if not self._reads.may_matter(span):  # no convention reads it: its values are never built
+            self._metrics.spans_without_triple.inc()
+            return
         attrs = attributes(span.attributes)
         triple = extract_native(attrs) if self._native else None
         if triple is not None:
