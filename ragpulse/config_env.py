@@ -33,6 +33,7 @@ NOT_SETTINGS = frozenset({
     "RAGPULSE_KAFKA_HOME",  # deploy/kafka: the broker's jar cache
     "RAGPULSE_LLM_BASE_URL",  # tests: an OpenAI-compatible server already running
     "RAGPULSE_LLM_VENV",  # deploy/llm: the LLM server's virtual environment
+    "RAGPULSE_OTELCOL_HOME",  # bench: the peer OpenTelemetry Collector's binary
     "RAGPULSE_RAGAS_VENV",  # bench: the Ragas reference environment
     "RAGPULSE_REQUIRE_LLM",  # tests: fail instead of skipping when the LLM server is missing
     "RAGPULSE_SKIP_INSTALL",  # tests/run.sh: run the tests without installing anything
