@@ -105,7 +105,8 @@ class LocalJudge:
         missing = [t for t in unique if t not in found]
         if missing:
             for text, vec in zip(missing, self._hybrid(missing), strict=True):
-                self._cache.put(text, vec)
+                # A copy: a row view would keep its whole block of embeddings alive in the cache.
+                self._cache.put(text, vec.copy())
                 found[text] = vec
         out = np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
         usage.calls += 1
@@ -195,7 +196,8 @@ class LocalJudge:
         missing = [w for w in words if w not in found]
         if missing:
             for word, vec in zip(missing, _unit_rows(self._model.encode(missing)), strict=True):
-                self._words.put(word, vec)
+                # A copy, for the same reason as in embed().
+                self._words.put(word, vec.copy())
                 found[word] = vec
         return np.stack([found[w] for w in words])
 
