@@ -1,5 +1,6 @@
-"""docs/metrics.md and docs/configuration.md are generated (docs/generate.py): the committed pages
-must be what the catalog and the config dataclasses say today, and every key must say what it does."""
+"""docs/metrics.md, docs/configuration.md and README's module layout are generated (docs/generate.py):
+the committed pages must be what the catalog, the config dataclasses and the modules say today, and
+every key must say what it does."""
 
 from __future__ import annotations
 
