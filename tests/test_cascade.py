@@ -64,6 +64,7 @@ def text(r: Record) -> RecordText:
     return RecordText(question=r.question, contexts=r.contexts, answer=r.answer)
 
 
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_inclusion_probabilities_average_the_share_favour_low_and_uncertain_scores_and_keep_the_floor() -> None:
     rng = random.Random(1)
     c, _, _ = cascade(CascadeConfig(enabled=True, share=0.1, floor=0.2))
@@ -91,6 +92,7 @@ def test_records_of_an_always_rule_are_always_judged() -> None:
         assert judge is expensive and outcomes["faithfulness"].value == 1.0
 
 
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_the_choice_is_consistent_by_trace_id_and_the_shown_scores_are_the_expensive_judges() -> None:
     rng = random.Random(3)
     records = [record(rng, round(rng.random(), 3), llm=0.25, probability=0.5) for _ in range(2000)]
@@ -115,6 +117,7 @@ def test_the_choice_is_consistent_by_trace_id_and_the_shown_scores_are_the_expen
     assert judged_ids() == first  # every scorer, every redelivery: the same records
 
 
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_a_paced_budget_sets_the_share() -> None:
     class Clock:
         now = 0.0

@@ -41,6 +41,7 @@ def simulate(rng: np.random.Generator, n: int, share: float, floor: float = 0.4,
     return est, float(np.average(f, weights=w))
 
 
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_unbiased_where_the_offline_mean_is_not_and_the_90_percent_interval_covers_about_90_percent() -> None:
     rng = np.random.default_rng(20231103)
     seeds, n = 400, 2000
@@ -61,6 +62,7 @@ def test_unbiased_where_the_offline_mean_is_not_and_the_90_percent_interval_cove
     assert 0.86 <= covered / seeds <= 0.94, covered / seeds
 
 
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_sampling_weights_are_honoured() -> None:
     # Half the records stand for 10 each (sampled at 10 % upstream): still unbiased, still covering.
     rng = np.random.default_rng(7)

@@ -50,6 +50,7 @@ def receivers() -> Iterator[Receivers]:
         receiver.stop()
 
 
+@pytest.mark.slow  # hundreds of cases over real sockets
 @given(st.randoms(use_true_random=False), st.sampled_from([SEEDS, SEEDS, LOG_SEEDS]))
 @FUZZ
 def test_http_fuzz(receivers: Receivers, rng: random.Random, seeds: Seeds) -> None:
@@ -72,6 +73,7 @@ def channel(receivers: Receivers) -> Iterator[grpc.Channel]:
         yield c
 
 
+@pytest.mark.slow  # thousands of cases over real sockets
 def test_memory_stays_bounded_over_repeated_cases(receivers: Receivers) -> None:
     """The same 300 cases twice: the second round must not grow the process much (no leak per case)."""
     address = parse_endpoint(receivers.http, "http")
