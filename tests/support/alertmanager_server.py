@@ -23,6 +23,7 @@ import pytest
 import yaml
 from ports import free_port
 from prometheus_server import REPO, _require
+from server_process import http_ok, stop_process, wait_ready
 
 SHIPPED_CONFIG = REPO / "deploy" / "prometheus" / "alertmanager.yml"
 
@@ -116,18 +117,8 @@ class AlertmanagerServer:
              "--cluster.listen-address=", f"--storage.path={self.workdir / 'data'}"],
             stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
         )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"alertmanager exited: {self.log()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"alertmanager not ready: {self.log()[-2000:]}")
+        wait_ready(self._proc, "alertmanager", lambda: http_ok(f"{self.url}/-/ready"), self.log_path, timeout_s)
+        return self
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -141,13 +132,7 @@ class AlertmanagerServer:
     def stop(self) -> None:
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         self._log.close()
 
 

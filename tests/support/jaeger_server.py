@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from ports import free_port
+from server_process import stop_process, wait_ready
 
 
 def jaeger_binary() -> Path:
@@ -75,16 +76,8 @@ class JaegerServer:
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed with the process in stop()
         self._proc = subprocess.Popen([str(binary), "--config", str(self.config_path)],
                                       stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"jaeger exited: {self.log()[-3000:]}")
-            try:
-                self.api("services")
-                return self
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"jaeger not ready: {self.log()[-3000:]}")
+        wait_ready(self._proc, "jaeger", lambda: self.api("services") is not None, self.log_path, timeout_s)
+        return self
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -92,13 +85,7 @@ class JaegerServer:
     def stop(self) -> None:
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         self._log.close()
 
     def api(self, path: str) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from ports import free_port
+from server_process import http_ok, stop_process, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 RULES_DIR = REPO / "deploy" / "prometheus" / "rules"
@@ -81,27 +82,11 @@ class PrometheusServer:
             stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
         )
         self._log = log
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"prometheus exited: {self.log_path.read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"prometheus not ready: {self.log_path.read_text(errors='replace')[-2000:]}")
+        wait_ready(self._proc, "prometheus", lambda: http_ok(f"{self.url}/-/ready"), self.log_path, timeout_s)
+        return self
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         if self._proc is not None:
             self._log.close()
 
