@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from kafka import KafkaProducer
 from otel_app import RagApp
-from processes import kafka_process, total, wait_until
+from processes import kafka_bus, kafka_process, total, wait_until
 from ragpulse_process import RagpulseProcess
 
 from ragpulse.core.wire import Record, Sampling
@@ -31,12 +31,7 @@ CONTEXTS = ["東京都の人口は約1400万人で、日本の都道府県で最
 
 def settings(cfg: KafkaConfig, **sampling: Any) -> dict[str, Any]:
     return {
-        "bus": {"kind": "kafka", "kafka": {
-            "bootstrap_servers": cfg.bootstrap_servers, "records_topic": cfg.records_topic,
-            "scores_topic": cfg.scores_topic, "dlq_topic": cfg.dlq_topic, "group_id": cfg.group_id,
-            "records_partitions": PARTITIONS, "commit_interval_ms": 200, "session_timeout_ms": 6000,
-            "rebalance_timeout_s": 10.0,
-        }},
+        "bus": kafka_bus(cfg, PARTITIONS),
         "sampling": sampling or {"default_probability": 1.0},
     }
 

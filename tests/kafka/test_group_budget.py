@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from fault_injecting_openai_server import FaultInjectingOpenAIServer
 from kafka import KafkaProducer
-from processes import kafka_process, total, wait_until
+from processes import kafka_bus, kafka_process, total, wait_until
 from ragpulse_process import RagpulseProcess
 
 from ragpulse.core.wire import Record, Sampling
@@ -57,12 +57,7 @@ def judge_server() -> Iterator[FixedCostServer]:
 
 def settings(cfg: KafkaConfig, base_url: str) -> dict[str, Any]:
     return {
-        "bus": {"kind": "kafka", "kafka": {
-            "bootstrap_servers": cfg.bootstrap_servers, "records_topic": cfg.records_topic,
-            "scores_topic": cfg.scores_topic, "dlq_topic": cfg.dlq_topic, "group_id": cfg.group_id,
-            "records_partitions": PARTITIONS, "commit_interval_ms": 200, "session_timeout_ms": 6000,
-            "rebalance_timeout_s": 10.0,
-        }},
+        "bus": kafka_bus(cfg, PARTITIONS),
         "scorer": {"judge": "openai", "metrics": ["faithfulness"], "concurrency": 1, "openai": {
             "model": "tiny", "base_url": base_url, "api_key": "unused",
             "budget_usd": BUDGET_USD, "budget_window": "hour",

@@ -8,6 +8,19 @@ from typing import Any
 
 from ragpulse_process import RagpulseProcess
 
+from ragpulse.kafka.config import KafkaConfig
+
+
+def kafka_bus(cfg: KafkaConfig, partitions: int) -> dict[str, Any]:
+    """The `bus` settings of a process on the test broker: its topics and group, with timings short
+    enough for a test (commits every 200 ms, a dead member noticed in 6 s)."""
+    return {"kind": "kafka", "kafka": {
+        "bootstrap_servers": cfg.bootstrap_servers, "records_topic": cfg.records_topic,
+        "scores_topic": cfg.scores_topic, "dlq_topic": cfg.dlq_topic, "group_id": cfg.group_id,
+        "records_partitions": partitions, "commit_interval_ms": 200, "session_timeout_ms": 6000,
+        "rebalance_timeout_s": 10.0,
+    }}
+
 
 def kafka_process(tmp: Path, command: str, settings: dict[str, Any],
                   env: dict[str, str] | None = None) -> RagpulseProcess:
