@@ -15,8 +15,6 @@ import pytest
 
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import RecordText
-from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
-from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 from ragpulse.scorer.score import metric_functions, score_text
 
 RUNNING = os.environ.get("RAGPULSE_LLM_BASE_URL")
@@ -45,18 +43,8 @@ METRICS = ["context_precision", "context_recall", "answer_correctness"]
 
 @pytest.fixture(scope="module")
 def judge(tmp_path_factory):
-    from ragpulse.scorer.judge.local import LocalJudge
-
-    def make(base_url: str) -> OpenAIJudge:
-        cfg = OpenAIJudgeConfig(model=llm_server.MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600,
-                                max_retries=1)
-        return OpenAIJudge(cfg, fallback_embedder=LocalJudge())
-
-    if RUNNING:
-        yield make(RUNNING)
-        return
-    with llm_server.llama_server(n_ctx=4096, log_path=tmp_path_factory.mktemp("llm") / "server.log") as base_url:
-        yield make(base_url)
+    with llm_server.openai_judge(tmp_path_factory.mktemp("llm")) as judge:
+        yield judge
 
 
 @pytest.mark.parametrize("key", list(RECORDS))

@@ -14,7 +14,6 @@ import pytest
 
 from ragpulse.core.metric_names import DEFAULT_METRICS
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 from ragpulse.scorer.metrics import METRICS
 
@@ -57,20 +56,8 @@ RECORDS = {
 
 @pytest.fixture(scope="module")
 def judge(tmp_path_factory):
-    from ragpulse.scorer.judge.local import LocalJudge
-
-    def make(base_url: str) -> OpenAIJudge:
-        cfg = OpenAIJudgeConfig(
-            model=llm_server.MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600, max_retries=1
-        )
-        return OpenAIJudge(cfg, fallback_embedder=LocalJudge())
-
-    if RUNNING:
-        yield make(RUNNING)
-        return
-    log = tmp_path_factory.mktemp("llm") / "server.log"
-    with llm_server.llama_server(n_ctx=4096, log_path=log) as base_url:
-        yield make(base_url)
+    with llm_server.openai_judge(tmp_path_factory.mktemp("llm")) as judge:
+        yield judge
 
 
 def score(judge: OpenAIJudge, rec: RecordText) -> tuple[dict[str, float | str], Usage]:

@@ -143,17 +143,8 @@ needs_llm = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def llama_judge(tmp_path_factory):
-    def make(base_url: str) -> OpenAIJudge:
-        cfg = OpenAIJudgeConfig(
-            model=llm_server.MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600, max_retries=1
-        )
-        return OpenAIJudge(cfg, fallback_embedder=LocalJudge())
-
-    if RUNNING:
-        yield make(RUNNING)
-        return
-    with llm_server.llama_server(n_ctx=4096, log_path=tmp_path_factory.mktemp("llm") / "server.log") as base_url:
-        yield make(base_url)
+    with llm_server.openai_judge(tmp_path_factory.mktemp("llm")) as judge:
+        yield judge
 
 
 @needs_llm

@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ports import free_port
 
@@ -79,3 +80,25 @@ def llama_server(n_ctx: int = 4096, threads: int = 2, log_path: Path | None = No
             proc.kill()
             proc.wait()
         log.close()
+
+
+@contextmanager
+def openai_judge(log_dir: Path) -> Iterator[Any]:
+    """The openai judge on the real model: the server RAGPULSE_LLM_BASE_URL names (…/v1 of one
+    already running), or one started here with its log in `log_dir`. Answer relevancy embeds with
+    the local judge, as with a chat-only endpoint."""
+    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
+    from ragpulse.scorer.judge.openai.judge import OpenAIJudge
+
+    def judge(base_url: str) -> OpenAIJudge:
+        config = OpenAIJudgeConfig(model=MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600,
+                                   max_retries=1)
+        return OpenAIJudge(config, fallback_embedder=LocalJudge())
+
+    running = os.environ.get("RAGPULSE_LLM_BASE_URL")
+    if running:
+        yield judge(running)
+        return
+    with llama_server(n_ctx=4096, log_path=log_dir / "server.log") as base_url:
+        yield judge(base_url)
