@@ -35,6 +35,11 @@ from ragpulse.scorer.web.page import PageConfig
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 _INT64 = 2**63
+# Durations reach threading waits, socket timeouts and Kafka's int32 millisecond fields, which
+# raise OverflowError far from the setting (threading.TIMEOUT_MAX is about 292 years; Kafka's
+# fields stop at 2**31 - 1 ms): bounded here, at load, with the key named.
+_MAX_DURATION_S = 366 * 24 * 3600
+_MAX_DURATION_MS = 2**31 - 1
 
 __all__ = ["Config", "ConfigError", "load_config"]
 
@@ -165,13 +170,13 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             # Beyond 64 bits a count cannot reach the C code (queues, sockets) that uses it.
             if -_INT64 <= value < _INT64:
-                return value
+                return _duration_in_range(where, value)
             raise ConfigError(f"{where} must fit in 64 bits, got {value!r}")
         raise ConfigError(f"{where} must be a whole number, got {value!r}")
     if hint is float:
         # Compared, not converted: an int too large for a float must not raise here.
         if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= sys.float_info.max:
-            return float(value)
+            return _duration_in_range(where, float(value))
         raise ConfigError(f"{where} must be a finite number, got {value!r}")
     if hint is str:
         if isinstance(value, str):
@@ -179,3 +184,12 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
         # YAML reads an unquoted 0123 as the number 83: turning it back into text would change it.
         raise ConfigError(f"{where} must be a string (quote it in YAML to keep it as written), got {value!r}")
     raise ConfigError(f"{where}: unsupported setting type {hint!r}")
+
+
+def _duration_in_range(where: str, value: Any) -> Any:
+    """Keys named *_s and *_ms are durations; a value past what their users accept is an error."""
+    if where.endswith("_ms") and value > _MAX_DURATION_MS:
+        raise ConfigError(f"{where} must be at most {_MAX_DURATION_MS} ms (about 24 days), got {value!r}")
+    if where.endswith("_s") and value > _MAX_DURATION_S:
+        raise ConfigError(f"{where} must be at most {_MAX_DURATION_S} s (366 days), got {value!r}")
+    return value

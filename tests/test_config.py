@@ -130,7 +130,7 @@ def test_environment_values_are_read_by_the_type_of_their_key(name: str, raw: st
         ("RAGPULSE_SCORER__METRICS", "[0123]", "scorer.metrics[0] must be a string"),
         ("RAGPULSE_BUS__KAFKA", "{lingr_ms: 5}", "unknown key bus.kafka.lingr_ms; did you mean bus.kafka.linger_ms?"),
         ("RAGPULSE_RECEIVER__MAX_REQUEST_BYTES", "3000000000", "receiver.max_request_bytes must be below 2 GiB"),
-        ("RAGPULSE_RECEIVER__IDLE_TIMEOUT_S", "1e12", "receiver.idle_timeout_s must be below"),
+        ("RAGPULSE_RECEIVER__IDLE_TIMEOUT_S", "1e12", "receiver.idle_timeout_s must be at most"),
         ("RAGPULSE_BUS__KAFKA__REPLICATION_FACTOR", "40000", "bus.kafka.replication_factor must be at most 32767"),
     ],
 )
@@ -165,6 +165,14 @@ GENERATOR = {"RAGPULSE_SCORER__SELFCHECK__GENERATOR__MODEL": "m"}
 def test_every_number_has_a_lower_bound(path: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(NAMED_WITH.get(path, path))):
         load_config(environ={**OPENAI, **GENERATOR, env_name(path): "-1"})
+
+
+@pytest.mark.parametrize("path", sorted(k for k in numeric_keys() if k.endswith(("_s", "_ms"))))
+def test_every_duration_has_an_upper_bound(path: str) -> None:
+    # 9e9 s is past threading.TIMEOUT_MAX: a wait on it raises OverflowError at use, not at start.
+    huge = "9000000000" if path.endswith("_s") else str(2**31)
+    with pytest.raises(ConfigError, match=re.escape(f"{path} must be at most")):
+        load_config(environ={**OPENAI, **GENERATOR, env_name(path): huge})
 
 
 def test_the_walk_sees_every_section() -> None:
