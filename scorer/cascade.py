@@ -22,6 +22,7 @@ the estimates (scorer/estimates.py, docs/estimates.md) undo the favouring and st
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import threading
 
@@ -73,8 +74,9 @@ class Cascade:
         if not kept_by_trace(record.trace_id, record.sampling.probability * inclusion):
             self._offline_only.inc()
             return offline_outcomes, self._offline, CascadeVerdict(offline, inclusion, None)
-        # A fresh text: the memo holds judge-specific work (embeddings) that must not cross judges.
-        fresh = RecordText(question=text.question, contexts=text.contexts, answer=text.answer)
+        # A fresh memo: it holds judge-specific work (embeddings) that must not cross judges; the
+        # reference and the samples travel with the rest.
+        fresh = dataclasses.replace(text, memo={})
         try:
             judged_outcomes = score_text(self._expensive, self._metrics, fresh)
         except RecordSkipped:

@@ -92,6 +92,24 @@ def test_records_of_an_always_rule_are_always_judged() -> None:
         assert judge is expensive and outcomes["faithfulness"].value == 1.0
 
 
+def test_the_expensive_judge_gets_the_reference_and_the_samples_but_not_the_offline_memo() -> None:
+    seen: list[RecordText] = []
+
+    def recording_metric(judge: ScriptedJudge, rec: RecordText, usage: Usage) -> tuple[float, dict]:
+        if judge.name == "offline":
+            rec.memo["offline-only"] = True
+        else:
+            seen.append(rec)
+        return 0.5, {}
+
+    c = Cascade(CascadeConfig(enabled=True, always_rules=["feedback"]), ScriptedJudge("offline"),
+                ScriptedJudge("llm"), {"faithfulness": recording_metric}, CollectorRegistry())
+    r = record(random.Random(4), 0.9, rule="feedback")
+    c.score(r, RecordText(question="q", contexts=["c"], answer="a", reference="ref", samples=["s1", "s2"]))
+    (rec,) = seen
+    assert (rec.reference, rec.samples, rec.memo) == ("ref", ["s1", "s2"], {})
+
+
 @pytest.mark.slow  # many simulated records: seconds, not milliseconds
 def test_the_choice_is_consistent_by_trace_id_and_the_shown_scores_are_the_expensive_judges() -> None:
     rng = random.Random(3)
