@@ -14,6 +14,8 @@ from ragpulse.scorer.selfcheck_config import SelfCheckConfig
 
 JUDGES = ("local", "openai")
 ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+# Records in flight per request slot of the openai judge when scorer.concurrency is unset.
+RECORDS_PER_REQUEST_SLOT = 2
 
 
 @dataclass
@@ -39,8 +41,10 @@ class ScorerConfig:
     answer_relevancy_questions: int = 3
     # SelfCheck consistency (metric selfcheck): where its sampled answers come from.
     selfcheck: SelfCheckConfig = field(default_factory=SelfCheckConfig)
-    # Records scored at the same time; with the local judge the CPU is the limit.
-    concurrency: int = 1
+    # Records scored at the same time. Unset: 1 with the local judge (the CPU is the limit); with
+    # the openai judge, twice openai.max_concurrency: a record waits on one request at a time and
+    # spends part of its time off the endpoint, so fewer records would leave request slots idle.
+    concurrency: int | None = None
     # Window (records per service and metric) of the rolling-mean gauge.
     rolling_window: int = 200
     # A score below this counts as a bad event for the error-budget alerts.
@@ -89,5 +93,15 @@ class ScorerConfig:
                 if name not in self.metrics:
                     raise ConfigError(f"{key(where, 'cascade.selection_metrics')}: {name!r} is not in "
                                       f"{key(where, 'metrics')}")
-        for name in ("concurrency", "answer_relevancy_questions", "rolling_window", "max_attempts", "recent_scores"):
+        if self.concurrency is not None:
+            require_at_least(key(where, "concurrency"), self.concurrency, 1)
+        for name in ("answer_relevancy_questions", "rolling_window", "max_attempts", "recent_scores"):
             require_at_least(key(where, name), getattr(self, name), 1)
+
+    def records_in_flight(self) -> int:
+        """scorer.concurrency, or the value derived from the judge when it is unset."""
+        if self.concurrency is not None:
+            return self.concurrency
+        if self.judge == "openai" and self.openai is not None:
+            return RECORDS_PER_REQUEST_SLOT * self.openai.max_concurrency
+        return 1

@@ -83,9 +83,10 @@ class Worker:
         self._pacer = pacer
         self._cascade = cascade
         self._stop = threading.Event()
-        self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="score")
+        self._concurrency = config.records_in_flight()
+        self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="score")
         # Bounds work taken off the bus and not yet finished, so a stop loses nothing uncommitted.
-        self._slots = threading.BoundedSemaphore(config.concurrency * 2)
+        self._slots = threading.BoundedSemaphore(self._concurrency * 2)
         self._thread = threading.Thread(target=self._run, name="scorer-poll", daemon=True)
 
     def start(self) -> None:
@@ -100,9 +101,9 @@ class Worker:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._metrics.queue_depth.set(self._consumer.depth())
-            deliveries = self._consumer.poll(max_records=self._config.concurrency, timeout_s=0.2)
+            deliveries = self._consumer.poll(max_records=self._concurrency, timeout_s=0.2)
             for delivery in deliveries:
-                if self._config.concurrency == 1:
+                if self._concurrency == 1:
                     # Nothing to overlap: score on the poll thread rather than hand each record
                     # to a pool thread and back.
                     self._handle_guarded(delivery)

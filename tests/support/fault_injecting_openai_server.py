@@ -17,6 +17,9 @@ Each request takes the next step of `script` (the last step repeats):
   verdict_missing      a verify reply one verdict short
 Bounded: every wait ends after `delay_s`, and the server stops with the test.
 
+With `latency_s`, every request waits that long before its step is taken, as a remote model's
+latency; `in_flight` and `max_in_flight` count the requests being answered, now and at most at once.
+
 The stand-in model splits the answer into sentences and calls a statement supported when at least
 half of its words (Latin words of 4+ letters, or kanji) occur in the contexts. With `obey_injections`
 it also does what instructions in the data say, as a steered model would: "output no statements"
@@ -42,6 +45,9 @@ class FaultInjectingOpenAIServer:
         # When set, verify replies carry logprobs: this probability for the verdict given.
         self.verdict_p_true: float | None = None
         self.obey_injections = False
+        self.latency_s = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._step = 0
@@ -55,7 +61,12 @@ class FaultInjectingOpenAIServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                outer._handle(self, body)
+                outer._answering(+1)
+                try:
+                    time.sleep(outer.latency_s)
+                    outer._handle(self, body)
+                finally:
+                    outer._answering(-1)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -73,6 +84,11 @@ class FaultInjectingOpenAIServer:
     def set_script(self, *steps: str) -> None:
         with self._lock:
             self.script, self._step = list(steps), 0
+
+    def _answering(self, change: int) -> None:
+        with self._lock:
+            self.in_flight += change
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def _next_step(self) -> str:
         with self._lock:
