@@ -55,6 +55,10 @@ class PendingTrace:
     event_count: int = 0
     size: int = 0
     root_seen: float | None = None
+    # For tail sampling: the first W3C tracestate a span brought (an upstream sampler's threshold),
+    # and whether any span's status was ERROR.
+    trace_state: str = ""
+    error: bool = False
 
 
 class TraceAssembler:
@@ -88,8 +92,10 @@ class TraceAssembler:
         with self._lock:
             return span.is_local_root and trace_id in self._pending
 
-    def add(self, trace_id: bytes, span: TraceSpan, size: int, now: float) -> list[PendingTrace]:
-        """Buffer a span; returns the traces taken out early to keep the buffer within its bounds."""
+    def add(self, trace_id: bytes, span: TraceSpan, size: int, now: float, trace_state: str = "",
+            error: bool = False) -> list[PendingTrace]:
+        """Buffer a span (with its tracestate and whether its status is ERROR); returns the traces taken
+        out early to keep the buffer within its bounds."""
         with self._lock:
             if trace_id in self._done:
                 self._metrics.trace_spans.labels(outcome="late").inc()
@@ -104,6 +110,8 @@ class TraceAssembler:
                 self._metrics.trace_spans.labels(outcome="over_limit").inc()
                 return []
             trace.spans[span.span_id] = span
+            trace.trace_state = trace.trace_state or trace_state
+            trace.error = trace.error or error
             trace.size += size
             self._bytes += size
             if span.is_local_root and trace.root_seen is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from ragpulse.collector.assemble import PendingTrace, TraceAssembler
 from ragpulse.collector.attributes import ReadKeys, attributes
@@ -22,6 +22,7 @@ from ragpulse.collector.extract.multispan import TraceSpan
 from ragpulse.collector.extract.native import extract_native
 from ragpulse.collector.extract.triple import ExtractRejection, Triple
 from ragpulse.collector.otlp_logs import genai_log_events
+from ragpulse.collector.policies import Subject
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
@@ -93,7 +94,7 @@ class CollectorPipeline:
         result = ExportResult()
         errors: list[str] = []
         records: list[_Outgoing] = []
-        to_buffer: list[tuple[bytes, TraceSpan, int]] = []
+        to_buffer: list[_Buffered] = []
         spans = 0
         for resource_spans in request.resource_spans:
             resource = attributes(resource_spans.resource.attributes)
@@ -121,8 +122,8 @@ class CollectorPipeline:
                 self._metrics.dropped(record.service, "bus_full").inc()
             raise
         now = time.monotonic()
-        for trace_id, view, size in to_buffer:
-            for evicted in self._assembler.add(trace_id, view, size, now):
+        for b in to_buffer:
+            for evicted in self._assembler.add(b.trace_id, b.span, b.size, now, b.trace_state, b.error):
                 self._publish_evicted(evicted)
         if errors:
             more = result.rejected_spans - len(errors)
@@ -137,14 +138,15 @@ class CollectorPipeline:
         now = time.monotonic()
         for log_event in genai_log_events(request):
             service = self._redact.label(log_event.service) if self._redact is not None else log_event.service
-            if self._sampler.decide(log_event.trace_id, service) is None:
+            # A log record has no tracestate: the pre-check uses the trace id's randomness.
+            if not self._sampler.may_keep(log_event.trace_id, service):
                 continue
             for evicted in self._assembler.add_event(log_event.trace_id, log_event.span_id, log_event.event,
                                                      log_event.size, now):
                 self._publish_evicted(evicted)
 
     def _span(
-        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[tuple[bytes, TraceSpan, int]]
+        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[_Buffered]
     ) -> None:
         """Sort one span: a record of its own, a span for the assembly buffer, or neither."""
         if not self._reads.may_matter(span):  # no convention reads it: its values are never built
@@ -154,7 +156,9 @@ class CollectorPipeline:
         triple = extract_native(attrs) if self._native else None
         if triple is not None:
             time_unix_nano = int(span.end_time_unix_nano or span.start_time_unix_nano)
-            record = self._prepare(service, triple, span.trace_id, span.span_id, time_unix_nano)
+            error = span.status.code == Status.STATUS_CODE_ERROR
+            record = self._prepare(service, triple, span.trace_id, span.span_id, time_unix_nano,
+                                   span.trace_state, error)
             if record is not None:
                 records.append(record)
             return
@@ -162,11 +166,12 @@ class CollectorPipeline:
             view = TraceSpan.from_proto(span, service, attrs)
             if self._assembler.claims(span.trace_id, view):
                 _check_ids(span.trace_id, span.span_id)
-                # Sampling is decided on the trace id, so a trace that will be dropped is never buffered.
-                if self._sampler.decide(span.trace_id, service) is None:
+                # A trace whose records the policies will drop whatever they hold is never buffered.
+                if not self._sampler.may_keep(span.trace_id, service, span.trace_state):
                     self._metrics.trace_spans.labels(outcome="sampled_out").inc()
                 else:
-                    to_buffer.append((span.trace_id, view, span.ByteSize()))
+                    to_buffer.append(_Buffered(span.trace_id, view, span.ByteSize(), span.trace_state,
+                                               span.status.code == Status.STATUS_CODE_ERROR))
                 return
         self._metrics.spans_without_triple.inc()
 
@@ -175,19 +180,27 @@ class CollectorPipeline:
         assembled = self._assembler.assemble(trace)
         if not assembled and trace.spans:  # a trace of log events only had no span to count
             self._metrics.spans_without_triple.inc()
-        prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano)
+        prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano,
+                                  trace.trace_state, trace.error)
                     for a in assembled)
         return [record for record in prepared if record is not None]
 
     def _prepare(
-        self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int
+        self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int,
+        trace_state: str, error: bool,
     ) -> _Outgoing | None:
-        """One triple, from a single span or an assembled trace: limit → redact → sample → the
-        record for the bus (None when sampled out)."""
+        """One triple, from a single span or an assembled trace: sample → limit → redact → the
+        record for the bus (None when sampled out). `trace_state` and `error`: the span's (or trace's)
+        W3C tracestate and whether its status is ERROR, for the sampling policies."""
         _check_ids(trace_id, span_id)
         counters = self._metrics.service(service)
         counters.received.inc()
-        sampling = self._sampler.decide(trace_id, service)
+        decision = self._sampler.decide(
+            trace_id, Subject(service, triple.route, triple.model, triple.attributes, error), trace_state)
+        if decision.upstream.outcome != "none":
+            self._metrics.sampling_upstream.labels(outcome=decision.upstream.outcome).inc()
+        self._metrics.decision(service, decision.rule, decision.sampling is not None).inc()
+        sampling = decision.sampling
         if sampling is None:
             self._metrics.dropped(service, "sampled_out").inc()
             return None
@@ -297,6 +310,17 @@ class CollectorPipeline:
                     self._metrics.dropped(record.service, "bus_full").inc()
                 return
             time.sleep(0.05)
+
+
+@dataclass(frozen=True)
+class _Buffered:
+    """A span for the assembly buffer, with what tail sampling needs of it."""
+
+    trace_id: bytes
+    span: TraceSpan
+    size: int
+    trace_state: str
+    error: bool
 
 
 @dataclass(frozen=True)

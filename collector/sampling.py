@@ -1,12 +1,19 @@
-"""The collector's sampler: a probability per service, decided consistently on the trace id."""
+"""The collector's sampler: the tail-sampling policies, then a probability per service, decided
+consistently on the trace's randomness and composed with an upstream sampler's threshold."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ragpulse.core.sampling import keeps, trace_randomness
-from ragpulse.core.settings import key, require_probability
+from ragpulse.collector.policies import PolicyConfig, Subject, compile_policies, evaluate, kept_before_assembly
+from ragpulse.core.sampling import Upstream, upstream
+from ragpulse.core.settings import ConfigError, key, require_probability
 from ragpulse.core.wire import Sampling
+
+DEFAULT_RULE = "default"
+SERVICE_RULE_PREFIX = "service:"
 
 
 @dataclass
@@ -15,27 +22,56 @@ class SamplingConfig:
     default_probability: float = 1.0
     # service.name → probability; a service not listed gets default_probability.
     per_service: dict[str, float] = field(default_factory=dict)
+    # Tail-sampling policies, tried in order on each record before per_service and
+    # default_probability; the first whose conditions hold decides (docs/sampling.md).
+    policies: list[PolicyConfig] = field(default_factory=list)
 
     def validate(self, where: str) -> None:
         require_probability(key(where, "default_probability"), self.default_probability)
         for service, p in self.per_service.items():
             require_probability(key(where, f"per_service.{service}"), p)
+        names: set[str] = set()
+        for i, policy in enumerate(self.policies):
+            at = key(where, f"policies[{i}]")
+            policy.validate(at)
+            if policy.name in names:
+                raise ConfigError(f"{at}.name {policy.name!r} is used by an earlier policy: names must differ")
+            if policy.name == DEFAULT_RULE or policy.name.startswith(SERVICE_RULE_PREFIX):
+                raise ConfigError(f"{at}.name {policy.name!r} is reserved for per_service and default_probability")
+            names.add(policy.name)
+
+
+@dataclass(frozen=True)
+class Decision:
+    # The policy that decided the record.
+    rule: str
+    # None when the record is dropped.
+    sampling: Sampling | None
+    upstream: Upstream
 
 
 class ConsistentSampler:
-    def __init__(self, config: SamplingConfig) -> None:
-        self._default = config.default_probability
-        self._per_service = dict(config.per_service)
+    def __init__(self, config: SamplingConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        # per_service and default_probability are the last policies, the default without
+        # conditions: every record meets one.
+        fallback = [*(PolicyConfig(f"{SERVICE_RULE_PREFIX}{s}", "probabilistic", services=[s], probability=p)
+                      for s, p in config.per_service.items()),
+                    PolicyConfig(DEFAULT_RULE, "probabilistic", probability=config.default_probability)]
+        self._policies = compile_policies([*config.policies, *fallback], clock)
 
-    def rule(self, service: str) -> tuple[float, str]:
-        if service in self._per_service:
-            return self._per_service[service], f"service:{service}"
-        return self._default, "default"
+    def decide(self, trace_id: bytes, subject: Subject, trace_state: str = "") -> Decision:
+        """The decision on one assembled record of the trace (`trace_state`: its span's W3C tracestate)."""
+        up = upstream(trace_id, trace_state)
+        decided = evaluate(self._policies, subject, up.clears)
+        assert decided is not None  # the default policy has no conditions
+        rule, p = decided
+        if not up.clears(p):
+            return Decision(rule, None, up)
+        probability, adjusted = up.kept_at(p)
+        rv = f"{up.randomness:014x}" if up.explicit else ""
+        return Decision(rule, Sampling(probability, adjusted, rule, rv), up)
 
-    def decide(self, trace_id: bytes, service: str) -> Sampling | None:
-        probability, rule = self.rule(service)
-        if probability <= 0.0:
-            return None
-        if not keeps(trace_randomness(trace_id), probability):
-            return None
-        return Sampling(probability=probability, adjusted_count=1.0 / probability, rule=rule)
+    def may_keep(self, trace_id: bytes, service: str, trace_state: str = "") -> bool:
+        """False when a trace's records will be dropped whatever they hold, so its spans need not be
+        buffered for assembly."""
+        return kept_before_assembly(self._policies, service, upstream(trace_id, trace_state).clears)

@@ -27,6 +27,7 @@ class CollectorMetrics:
         # labels() takes a lock and builds a tuple per call; children are looked up once per value.
         self._services: dict[str, ServiceCounters] = {}
         self._dropped: dict[tuple[str, str], Any] = {}
+        self._decisions: dict[tuple[str, str, str], Any] = {}
         self.requests = catalog.counter(registry, "ragpulse_otlp_requests_total")
         self.refused = catalog.counter(registry, "ragpulse_otlp_requests_refused_total")
         self.spans = catalog.counter(registry, "ragpulse_spans_received_total")
@@ -35,6 +36,9 @@ class CollectorMetrics:
         self.records_dropped = catalog.counter(registry, "ragpulse_records_dropped_total")
         self.spans_without_triple = catalog.counter(registry, "ragpulse_spans_without_rag_triple_total")
         self.records_truncated = catalog.counter(registry, "ragpulse_records_truncated_total")
+        # Tail sampling (collector/policies.py): per rule, and what upstream samplers said.
+        self.sampling_decisions = catalog.counter(registry, "ragpulse_sampling_decisions_total")
+        self.sampling_upstream = catalog.counter(registry, "ragpulse_sampling_upstream_total")
         # Multi-span conventions (collector/assemble.py).
         self.trace_spans = catalog.counter(registry, "ragpulse_trace_spans_total")
         self.traces_assembled = catalog.counter(registry, "ragpulse_traces_assembled_total")
@@ -58,4 +62,12 @@ class CollectorMetrics:
         child = self._dropped.get(key)
         if child is None:
             child = self._dropped[key] = self.records_dropped.labels(service=key[0], reason=reason)
+        return child
+
+    def decision(self, service: str, rule: str, kept: bool) -> Any:
+        # Rules are named in the config, so their number is bounded like the services'.
+        key = (self._service_label(service), rule, "kept" if kept else "dropped")
+        child = self._decisions.get(key)
+        if child is None:
+            child = self._decisions[key] = self.sampling_decisions.labels(service=key[0], rule=rule, decision=key[2])
         return child

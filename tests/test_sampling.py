@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 from ragpulse_process import RagpulseProcess
 
 from ragpulse.collector.pipeline import CollectorPipeline
+from ragpulse.collector.policies import Subject
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
 from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config
@@ -24,18 +25,18 @@ def test_rate_within_five_sigma_of_probability() -> None:
     n = 40_000
     for p in (0.01, 0.1, 0.5, 0.9):
         sampler = ConsistentSampler(SamplingConfig(default_probability=p))
-        kept = sum(sampler.decide(os.urandom(16), "svc") is not None for _ in range(n))
+        kept = sum(sampler.decide(os.urandom(16), Subject("svc")).sampling is not None for _ in range(n))
         sigma = math.sqrt(n * p * (1 - p))
         assert abs(kept - n * p) <= 5 * sigma, (p, kept)
 
 
 def test_per_service_probability_and_adjusted_count() -> None:
     sampler = ConsistentSampler(SamplingConfig(default_probability=1.0, per_service={"noisy": 0.25}))
-    decision = sampler.decide(b"\xff" * 16, "noisy")
-    assert decision is not None and decision.adjusted_count == 4.0 and decision.rule == "service:noisy"
-    assert sampler.decide(b"\x00" * 16, "noisy") is None
-    assert sampler.decide(b"\x00" * 16, "other").rule == "default"  # type: ignore[union-attr]
-    assert ConsistentSampler(SamplingConfig(default_probability=0.0)).decide(b"\xff" * 16, "x") is None
+    kept = sampler.decide(b"\xff" * 16, Subject("noisy")).sampling
+    assert kept is not None and kept.adjusted_count == 4.0 and kept.rule == "service:noisy"
+    assert sampler.decide(b"\x00" * 16, Subject("noisy")).sampling is None
+    assert sampler.decide(b"\x00" * 16, Subject("other")).rule == "default"
+    assert ConsistentSampler(SamplingConfig(default_probability=0.0)).decide(b"\xff" * 16, Subject("x")).sampling is None
 
 
 def test_lower_probability_keeps_a_subset() -> None:
@@ -43,7 +44,8 @@ def test_lower_probability_keeps_a_subset() -> None:
     low = ConsistentSampler(SamplingConfig(default_probability=0.1))
     high = ConsistentSampler(SamplingConfig(default_probability=0.5))
     ids = [os.urandom(16) for _ in range(5_000)]
-    assert all(high.decide(t, "s") is not None for t in ids if low.decide(t, "s") is not None)
+    assert all(high.decide(t, Subject("s")).sampling is not None for t in ids
+               if low.decide(t, Subject("s")).sampling is not None)
 
 
 def _request(trace_ids: list[bytes]) -> ExportTraceServiceRequest:

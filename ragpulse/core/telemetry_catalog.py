@@ -76,6 +76,15 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "message limit even when cut), or why a span's RAG attributes were rejected (empty_answer, "
                "contexts_not_list, ...).",
                ("service", "reason"), COLLECTOR),
+    FamilySpec("ragpulse_sampling_decisions_total", "counter",
+               "Sampling decisions on RAG records, by service, rule (the sampling.policies entry that decided, "
+               "service:<name> for sampling.per_service, default) and decision (kept, dropped).",
+               ("service", "rule", "decision"), COLLECTOR),
+    FamilySpec("ragpulse_sampling_upstream_total", "counter",
+               "RAG records whose span carried an upstream sampler's OpenTelemetry tracestate (ot=th:...), by "
+               "outcome: threshold (honoured: adjusted counts multiply), invalid (a malformed th or rv, ignored), "
+               "inconsistent (the trace's randomness is below the threshold: upstream did not decide on it).",
+               ("outcome",), COLLECTOR),
     FamilySpec("ragpulse_spans_without_rag_triple_total", "counter",
                "Spans (or assembled traces) that carried no question/contexts/answer triple: counted "
                "and dropped, never an error.", (), COLLECTOR),

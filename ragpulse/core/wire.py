@@ -37,9 +37,16 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class Sampling:
+    # The share of trace randomness values the kept threshold lets through: what a later consistent
+    # stage (the scorer's pacer) compares the same randomness with.
     probability: float
+    # How many records this one stands for, an upstream sampler's count (tracestate th) included.
     adjusted_count: float
+    # The sampling policy that kept the record.
     rule: str
+    # The tracestate's explicit randomness (rv, 14 hex digits) when the decision used it instead of
+    # the trace id's low 56 bits; written only when set, so records without it are unchanged.
+    rv: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,9 @@ class Record:
         # Built by hand: dataclasses.asdict deep-copies every field and was half the collector's
         # CPU per span.
         s = self.sampling
+        sampling: dict[str, Any] = {"probability": s.probability, "adjusted_count": s.adjusted_count, "rule": s.rule}
+        if s.rv:
+            sampling["rv"] = s.rv
         return {
             "v": self.v,
             "id": self.id,
@@ -78,7 +88,7 @@ class Record:
             "question": self.question,
             "contexts": self.contexts,
             "answer": self.answer,
-            "sampling": {"probability": s.probability, "adjusted_count": s.adjusted_count, "rule": s.rule},
+            "sampling": sampling,
             "truncated": self.truncated,
             "attributes": self.attributes,
         }
@@ -116,7 +126,8 @@ class Record:
         if not isinstance(s, dict):
             raise RecordError("invalid_record", "field 'sampling' must be an object")
         try:
-            sampling = Sampling(float(s["probability"]), float(s["adjusted_count"]), str(s["rule"]))
+            sampling = Sampling(float(s["probability"]), float(s["adjusted_count"]), str(s["rule"]),
+                                str(s.get("rv") or ""))
         except (KeyError, TypeError, ValueError) as e:
             raise RecordError("invalid_record", f"field 'sampling' is incomplete: {e}") from e
         attributes = d.get("attributes") or {}
