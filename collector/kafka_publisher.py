@@ -22,7 +22,13 @@ from ragpulse.collector.truncate import RecordTooLarge, truncate_record
 from ragpulse.core.bus import BusFull, KeyedRecord
 from ragpulse.core.wire import Record
 from ragpulse.kafka.config import KafkaConfig
-from ragpulse.kafka.producer import RECORD_FRAMING_BYTES, KafkaProducerMetrics, failure_reason, producer_config
+from ragpulse.kafka.producer import (
+    RECORD_FRAMING_BYTES,
+    KafkaProducerMetrics,
+    TopicSender,
+    failure_reason,
+    producer_config,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +45,7 @@ class KafkaRecordPublisher:
         self._pending = 0
         self._lock = threading.Lock()
         self._producer = KafkaProducer(**producer_config(kafka, "collector"))
+        self._sender = TopicSender(self._producer, self._topic)
         metrics.buffered.labels(topic=self._topic).set_function(lambda: self._pending)
         self._delivered = metrics.delivered.labels(topic=self._topic)
         # Fetch the topic's metadata now: a missing topic or unreachable broker shows at start,
@@ -64,20 +71,23 @@ class KafkaRecordPublisher:
             except RecordTooLarge:
                 too_large.append(index)
         self._settle(len(too_large))
-        for sent, (key, value) in enumerate(fitted):
-            unsent = len(fitted) - sent
-            try:
-                future = self._producer.send(self._topic, key=key, value=value)
-            except kafka_errors.KafkaTimeoutError:
-                self._settle(unsent)
-                self._metrics.refused.labels(reason="unavailable").inc(unsent)
-                raise BusFull(self._retry_after_s) from None
-            except Exception as e:
-                self._settle(unsent)
-                self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
-                raise
-            future.add_callback(self._on_delivered)
-            future.add_errback(self._on_failed)
+        try:
+            for sent, (key, value) in enumerate(fitted):
+                unsent = len(fitted) - sent
+                try:
+                    future = self._sender.send(key, value)
+                except kafka_errors.KafkaTimeoutError:
+                    self._settle(unsent)
+                    self._metrics.refused.labels(reason="unavailable").inc(unsent)
+                    raise BusFull(self._retry_after_s) from None
+                except Exception as e:
+                    self._settle(unsent)
+                    self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
+                    raise
+                future.add_callback(self._on_delivered)
+                future.add_errback(self._on_failed)
+        finally:
+            self._sender.wake()  # also for the records before a failed send: they are on their way
         return too_large
 
     def publish(self, key: bytes, value: bytes) -> None:
