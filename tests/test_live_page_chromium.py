@@ -183,6 +183,21 @@ def test_live_page_in_chromium(tmp_path):
         assert browser.evaluate("document.querySelectorAll('#volume svg.chart path.line').length") == 2
         services = browser.evaluate("[...document.querySelectorAll('#quality figcaption')].map(f => f.textContent)")
         assert set(services) == {"shop", "社内ヘルプデスク"}
+        # Each metric's line in the colour the server gives it (scorer/web/metric_styles.py).
+        with urllib.request.urlopen(f"{base}/api/summary", timeout=5) as r:
+            styles = json.load(r)["metrics"]
+        lines = browser.evaluate("[...document.querySelectorAll('#quality path.line')]"
+                                 ".map(p => [p.dataset.series, p.getAttribute('stroke')])")
+        assert {m for m, _ in lines} == {"faithfulness", "answer_relevancy", "context_relevancy"}
+        assert all(color == styles[m]["color"] for m, color in lines), lines
+        # A record's scores are marked bad by their own direction and threshold. The local judge
+        # gives no aspect verdicts, so the page's own recordDetail() draws a record made up here.
+        marked = browser.evaluate("""Object.fromEntries([...recordDetail({record_id: "r", trace_id: "t", text: null,
+            metrics: {selfcheck: {value: 0.2}, context_recall: {value: 0.9}, "aspect:harmfulness": {value: 1},
+                      "aspect:coherence": {value: 1}, "aspect:polite": {value: 0}}})[0].querySelectorAll("span")]
+            .map((s) => [s.dataset.metric, s.className]))""")
+        assert marked == {"selfcheck": "low", "context_recall": "", "aspect:harmfulness": "low",
+                          "aspect:coherence": "", "aspect:polite": ""}
         # Drift table, volume totals and the low-faithfulness records with unsupported statements.
         assert browser.evaluate("document.querySelectorAll('#drift tbody tr').length") >= 2
         volume = browser.evaluate("document.querySelector('#volume-table tbody').textContent")

@@ -16,7 +16,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
 
@@ -25,6 +25,7 @@ from ragpulse.core.settings import key, require_at_least
 from ragpulse.scorer.drift import DriftDetectorBank
 from ragpulse.scorer.history import History
 from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.metric_styles import metric_styles
 from ragpulse.scorer.web.record_texts import RecentRecordTexts
 from ragpulse.scorer.web.records import RecordQuery, record_detail, record_list
 from ragpulse.scorer.web.trace_link import validate_trace_url
@@ -134,14 +135,20 @@ class LivePage:
         return None
 
     def summary(self) -> dict[str, Any]:
+        series = self.history.series()
+        scores = self.scores.snapshot()
+        # Names of the last 6 hours' charts and of the records the lists can show.
+        seen = {m for s in series.values() for m in cast(dict, s["mean"])} | {
+            m for msg in scores for m in (msg.get("metrics") or {})}
         return {
             "now": time.time(),
             "low_threshold": self.low_threshold,
-            "series": self.history.series(),
+            "metrics": metric_styles(seen, self.history.bad_threshold),
+            "series": series,
             "drift": self._drift(),
             "counters": self._counters(),
             "queue_depth": self.registry.get_sample_value("ragpulse_queue_depth"),
-            "low_records": self._low_records(),
+            "low_records": self._low_records(scores),
             "dead_letters": [
                 {"reason": d["reason"], "detail": str(d["detail"])[:MAX_TEXT], "attempts": d["attempts"]}
                 for d in self.dead_letters.snapshot()[-10:][::-1]
@@ -168,9 +175,9 @@ class LivePage:
                 out[sample.name].append({**{k: sample.labels.get(k, "") for k in keys}, "value": sample.value})
         return out
 
-    def _low_records(self) -> list[dict[str, Any]]:
+    def _low_records(self, scores: list[dict[str, Any]]) -> list[dict[str, Any]]:
         low = []
-        for msg in reversed(self.scores.snapshot()):
+        for msg in reversed(scores):
             faith = (msg.get("metrics") or {}).get("faithfulness") or {}
             value = faith.get("value")
             if value is None or value >= self.low_threshold:

@@ -7,7 +7,6 @@
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const METRIC_COLORS = new Map([["faithfulness", "#c4320a"], ["answer_relevancy", "#1570ef"], ["context_relevancy", "#079455"]]);
 const SERIES_COLORS = ["#1570ef", "#c4320a", "#079455", "#9e77ed", "#dc6803", "#0e9384", "#e31b54", "#475467"];
 const POLL_MS = 5000;
 const CHART_W = 420;
@@ -16,8 +15,23 @@ const PAD = { left: 34, right: 8, top: 8, bottom: 20 };
 // A name is shown up to this many characters (a 1 MB service name must not fill the page); the
 // whole name is in the element's title.
 const MAX_NAME = 120;
-// Faithfulness below it is a bad answer (scorer.bad_event_threshold; from /api/summary).
-let lowThreshold = 0.5;
+// Each metric's colour, which way is good and its bad-event threshold, by name: /api/summary's
+// `metrics` (scorer/web/metric_styles.py), the one place they are kept. A name the last summary
+// did not have yet (a record newer than it) is drawn grey and judged neither way.
+let metricStyles = new Map();
+const NO_STYLE = { color: "#475467", better: null, threshold: null };
+
+function styleOf(metric) {
+  return metricStyles.get(metric) || NO_STYLE;
+}
+
+// A score on the wrong side of its metric's threshold: below it where higher is better, above it
+// where lower is (an aspect criterion whose "yes" is the bad answer).
+function isBad(metric, value) {
+  const { better, threshold } = styleOf(metric);
+  if (value === null || value === undefined || threshold === null) return false;
+  return better === "lower" ? value > threshold : better === "higher" && value < threshold;
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -105,7 +119,7 @@ function lineChart(title, series, opts) {
   for (const s of series) {
     const swatch = el("i");
     swatch.style.background = s.color;
-    legend.append(el("span", {}, swatch, shortName(s.name)));
+    legend.append(el("span", {}, swatch, shortName(s.name) + (s.lowerIsBetter ? " (lower is better)" : "")));
   }
   fig.append(legend);
   return fig;
@@ -116,7 +130,7 @@ function renderQuality(data) {
   const charts = [];
   for (const [service, s] of entriesOf(data.series)) {
     const series = entriesOf(s.mean).map(([metric, values]) => ({
-      name: metric, color: METRIC_COLORS.get(metric) || "#475467",
+      name: metric, color: styleOf(metric).color, lowerIsBetter: styleOf(metric).better === "lower",
       points: s.t.map((t, i) => [t, values[i]]),
     }));
     charts.push(lineChart(service, series, { yMin: 0, yMax: 1, floor: data.low_threshold, now: data.now }));
@@ -308,7 +322,6 @@ async function refreshRecords() {
   showFacets(data.facets);
   document.getElementById("records-sub").textContent =
     `${data.matched} of the ${data.kept} most recent records match${data.matched > data.records.length ? `, ${data.records.length} shown` : ""}`;
-  const threshold = lowThreshold;
   const items = data.records.map((r) => {
     const open = openRecords.get(r.record_id);
     if (open) return open;
@@ -322,7 +335,7 @@ async function refreshRecords() {
     const node = drillDown(r.record_id, label, openRecords);
     node.classList.add("rec");
     node.classList.remove("drill");
-    if (faith !== undefined && faith !== null && faith < threshold) node.dataset.low = "1";
+    if (isBad("faithfulness", faith)) node.dataset.low = "1";
     return node;
   });
   document.getElementById("records").replaceChildren(
@@ -397,7 +410,7 @@ function recordDetail(d) {
   const faith = new Map(metrics).get("faithfulness") || {};
   const statements = ((faith.detail || {}).statements || []).filter((s) => s && typeof s === "object");
   const scores = el("div", { class: "scores" }, ...metrics.map(([name, m]) => el("span",
-    { class: m.value !== null && m.value < lowThreshold ? "low" : "" },
+    { class: isBad(name, m.value) ? "low" : "", "data-metric": name },
     m.value === null ? `${name}: failed (${m.error || "no score"})` : `${name} ${fmt(m.value, 3)}`)));
   const judge = d.judge ? `judge ${d.judge.name}${d.judge.model ? " (" + d.judge.model + ")" : ""}` : "";
   const when = d.time_unix_nano ? new Date(d.time_unix_nano / 1e6).toLocaleString() : "";
@@ -429,11 +442,11 @@ async function refresh() {
     const response = await fetch("/api/summary", { cache: "no-store" });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const data = await response.json();
+    metricStyles = new Map(Object.entries(data.metrics || {}));
     renderDrift(data);
     renderQuality(data);
     renderVolume(data);
     renderFailures(data);
-    lowThreshold = data.low_threshold;
     renderLow(data);
     await refreshRecords();
     const alarms = data.drift.filter((d) => d.alarm).length;
