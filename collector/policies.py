@@ -131,25 +131,25 @@ class Action(Protocol):
     # The probability every record that reaches the policy gets, when it does not depend on state.
     fixed: float | None
 
-    def probability(self, subject: Subject, clears: Callable[[float], bool]) -> float | None:
-        """The probability the record is decided at, or None to pass it to the next policy;
-        clears(p) says whether the trace's randomness is kept at p."""
+    def probability(self, subject: Subject) -> float | None:
+        """The probability the record is decided at, or None to pass it to the next policy."""
 
 
 class Fixed:
     def __init__(self, probability: float) -> None:
         self.fixed = probability
 
-    def probability(self, subject: Subject, clears: Callable[[float], bool]) -> float | None:
+    def probability(self, subject: Subject) -> float | None:
         return self.fixed
 
 
 class RateLimit:
-    """A token bucket per stratum whose fill sets the keep probability: a full bucket keeps
-    everything, an empty one min_probability. The probability is fixed before the record's own
-    randomness is looked at, so its adjusted count 1/p is exact (Horvitz-Thompson), and the kept
-    rate settles where it spends what the bucket refills (records_per_s), plus the guaranteed
-    minimum."""
+    """A token bucket per stratum whose fill is the keep probability: a full bucket keeps everything,
+    an emptier one less, never less than min_probability. Each record drains the bucket by the share
+    of a record it is expected to keep (its probability), so the kept rate settles at what the
+    bucket refills (records_per_s) plus the guaranteed minimum. The probability depends only on
+    when records arrived, never on any trace's randomness: the adjusted count 1/p of a kept record
+    is exact (Horvitz-Thompson), and the decision is as consistent as the probability policy's."""
 
     fixed = None
 
@@ -164,16 +164,14 @@ class RateLimit:
         self._buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def probability(self, subject: Subject, clears: Callable[[float], bool]) -> float | None:
+    def probability(self, subject: Subject) -> float | None:
         stratum = tuple(str(subject.get(name) or "") for name in self._by)
         with self._lock:
             now = self._clock()
             tokens, then = self._buckets.pop(stratum, (self._burst, now))
             tokens = min(self._burst, tokens + (now - then) * self._rate)
-            p = max(self._floor, min(1.0, tokens / self._burst))
-            if clears(p):
-                tokens = max(0.0, tokens - 1.0)
-            self._buckets[stratum] = (tokens, now)
+            p = min(1.0, max(self._floor, tokens / self._burst))
+            self._buckets[stratum] = (max(0.0, tokens - p), now)
             if len(self._buckets) > self._max:
                 self._buckets.popitem(last=False)
         return p
@@ -193,7 +191,7 @@ class NewPromptVersion:
         self._seen: OrderedDict[tuple[str, str], int] = OrderedDict()
         self._lock = threading.Lock()
 
-    def probability(self, subject: Subject, clears: Callable[[float], bool]) -> float | None:
+    def probability(self, subject: Subject) -> float | None:
         version = subject.attributes.get(PROMPT_VERSION)
         if version is None or version == "":
             return None
@@ -277,11 +275,11 @@ def _action(config: PolicyConfig, clock: Callable[[], float]) -> Action:
     return NewPromptVersion(config)
 
 
-def evaluate(policies: list[Policy], subject: Subject, clears: Callable[[float], bool]) -> tuple[str, float] | None:
+def evaluate(policies: list[Policy], subject: Subject) -> tuple[str, float] | None:
     """(policy name, probability) of the first policy that decides the record, or None."""
     for policy in policies:
         if policy.conditions.hold(subject):
-            p = policy.action.probability(subject, clears)
+            p = policy.action.probability(subject)
             if p is not None:
                 return policy.name, p
     return None

@@ -62,7 +62,7 @@ class ConsistentSampler:
     def decide(self, trace_id: bytes, subject: Subject, trace_state: str = "") -> Decision:
         """The decision on one assembled record of the trace (`trace_state`: its span's W3C tracestate)."""
         up = upstream(trace_id, trace_state)
-        decided = evaluate(self._policies, subject, up.clears)
+        decided = evaluate(self._policies, subject)
         assert decided is not None  # the default policy has no conditions
         rule, p = decided
         if not up.clears(p):

@@ -71,7 +71,7 @@ class Cascade:
         if inclusion <= 0.0:
             self._no_budget.inc()
             return offline_outcomes, self._offline, CascadeVerdict(offline, 0.0, None)
-        if not kept_by_trace(record.trace_id, record.sampling.probability * inclusion):
+        if not kept_by_trace(record.trace_id, record.sampling.probability * inclusion, record.sampling.rv):
             self._offline_only.inc()
             return offline_outcomes, self._offline, CascadeVerdict(offline, inclusion, None)
         # A fresh memo: it holds judge-specific work (embeddings) that must not cross judges; the

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from ragpulse.core.sampling import keeps, trace_randomness
-from ragpulse.core.wire import Record, Sampling
+from ragpulse.core.wire import Record
 from ragpulse.scorer.judge.budget import Budget
 
 
@@ -83,9 +83,10 @@ class BudgetPacer:
             return record, ""
         upstream = record.sampling
         combined = upstream.probability * share
-        if not kept_by_trace(record.trace_id, combined):
+        if not kept_by_trace(record.trace_id, combined, upstream.rv):
             return None, "budget_paced"
-        sampling = Sampling(combined, upstream.adjusted_count / share, f"{upstream.rule}+budget_pacing")
+        sampling = dataclasses.replace(upstream, probability=combined, adjusted_count=upstream.adjusted_count / share,
+                                       rule=f"{upstream.rule}+budget_pacing")
         return dataclasses.replace(record, sampling=sampling), ""
 
     def scored(self, cost_usd: float) -> None:
@@ -97,11 +98,12 @@ class BudgetPacer:
                 self._cost_per_record += self._cost_smoothing * (cost_usd - self._cost_per_record)
 
 
-def kept_by_trace(trace_id: str, probability: float) -> bool:
-    """Whether a record is kept at `probability` (upstream sampling's included), decided by its trace
-    id's randomness: the same answer in every scorer and on every redelivery."""
+def kept_by_trace(trace_id: str, probability: float, rv: str = "") -> bool:
+    """Whether a record is kept at `probability` (upstream sampling's included), decided by its trace's
+    randomness (the tracestate's rv the collector decided on, else the trace id's low 56 bits): the same
+    answer in every scorer and on every redelivery."""
     try:
-        randomness = trace_randomness(bytes.fromhex(trace_id))
+        randomness = int(rv, 16) if rv else trace_randomness(bytes.fromhex(trace_id))
     except ValueError:  # not a hex trace id (a foreign producer): no consistency to keep
         return random.random() < probability
     return keeps(randomness, probability)
