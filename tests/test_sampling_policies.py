@@ -5,6 +5,7 @@ scorer's weighted counters."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
@@ -33,10 +34,11 @@ from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.config import Config, ConfigError, load_config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import trace_randomness, upstream
-from ragpulse.core.wire import Record
+from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
+from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.observer import ScoredRecord
-from ragpulse.scorer.pacing import kept_by_trace
+from ragpulse.scorer.pacing import BudgetPacer, kept_by_trace
 from ragpulse.scorer.score import MetricOutcome
 
 SCALE = 1 << 56
@@ -242,6 +244,23 @@ def test_explicit_randomness_decides_and_travels_to_the_scorer() -> None:
     assert Record.from_json(record.to_json()).sampling == kept
     # The scorer's consistent choices use the same randomness.
     assert kept_by_trace(record.trace_id, 0.5, kept.rv) and not kept_by_trace(record.trace_id, 0.5)
+
+
+def test_the_budget_pacer_decides_on_the_records_rv_and_keeps_it() -> None:
+    clock = Clock()
+    budget = Budget(0.01, "hour", clock, paced=True)
+    pacer = BudgetPacer(budget, clock)
+    pacer.admit(_record(Sampling(1.0, 1.0, "default")))
+    budget.charge(0.001)
+    pacer.scored(0.001)  # ten records' worth of budget left for an hour of one record a second
+    by_rv = _record(Sampling(1.0, 1.0, "default", "ffffffffffffff"))  # trace id randomness 0, rv the top
+    against_rv = dataclasses.replace(by_rv, trace_id="ff" * 16, sampling=Sampling(1.0, 1.0, "default",
+                                                                                  "00000000000000"))
+    for _ in range(20):
+        clock.now += 1.0
+        kept, _ = pacer.admit(by_rv)
+        assert kept is not None and kept.sampling.rv == "ffffffffffffff" and kept.sampling.adjusted_count > 1.0
+        assert pacer.admit(against_rv) == (None, "budget_paced")
 
 
 def test_inconsistent_upstream_keeps_its_count_and_decides_on_our_probability_alone() -> None:
