@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from distinct_records import distinct_records
 from fault_injecting_openai_server import FaultInjectingOpenAIServer
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_scorer
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus
-from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.config import RECORDS_PER_REQUEST_SLOT, ScorerConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 
@@ -21,15 +21,6 @@ MAX_CONCURRENCY = 8
 # Three calls a record with the default metrics: the answer read (claims and questions), the
 # claims checked against the contexts, the context sentences the question needs.
 CALLS_PER_RECORD = 3
-
-
-def records(count: int) -> list[Record]:
-    """Distinct texts, so that no reply comes from the judge's cache."""
-    return [Record(trace_id=f"{i + 1:032x}", span_id=f"{i + 1:016x}", service="svc", time_unix_nano=1,
-                   question=f"Where is the Louvre ({i})?",
-                   contexts=[f"The Louvre is an art museum in Paris, France. It opened in {1793 + i}."],
-                   answer=f"The Louvre is in Paris. It opened in {1793 + i}.", sampling=Sampling(1.0, 1.0, "default"))
-            for i in range(count)]
 
 
 def openai_scorer(server: FaultInjectingOpenAIServer) -> ScorerConfig:
@@ -57,7 +48,7 @@ def test_many_records_in_flight_fill_every_request_slot_and_each_is_scored_once(
     bus = InProcessBus(1000)
     registry = CollectorRegistry()
     parts = build_scorer(config, bus, registry)
-    fed = records(40)
+    fed = distinct_records(40)
     for r in fed:
         bus.publish(r.trace_id.encode(), r.to_json())
     parts.worker.start()
