@@ -44,30 +44,36 @@ _TYPE_KEYS = {
 
 @dataclass
 class PolicyConfig:
-    """One tail-sampling policy (a list item of sampling.policies; docs/sampling.md)."""
+    """One policy; its conditions (services, routes, attribute tests, error) must all hold for it to
+    apply, and none set means every record."""
 
     # Names the policy in the record's sampling.rule and in ragpulse_sampling_decisions_total.
     name: str
     # always, never, probabilistic, rate_limit or new_prompt_version.
     type: str
-    # Conditions, all of which must hold (none set: every record). Services and routes: any of these.
+    # Condition: the record's service is one of these.
     services: list[str] = field(default_factory=list)
+    # Condition: the record's route (rag.route) is one of these.
     routes: list[str] = field(default_factory=list)
-    # A record field (service, route, model) or allow-listed attribute, tested by values, pattern,
-    # min_value and max_value.
+    # Condition: a record field (service, route, model) or allow-listed attribute, tested by values,
+    # pattern, min_value and max_value.
     attribute: str = ""
-    # Any of these, compared as text: "-1" matches rag.feedback = -1.
+    # The attribute is any of these, compared as text: "-1" matches rag.feedback = -1.
     values: list[str] = field(default_factory=list)
     # A regular expression searched in the attribute's text.
     pattern: str = ""
+    # The attribute is a number at least this.
     min_value: float | None = None
+    # The attribute is a number at most this.
     max_value: float | None = None
-    # Only records of a trace with a span whose status is ERROR.
+    # Condition: a span of the record's trace (for a single-span record, its span) has status ERROR.
     error: bool = False
-    # probabilistic and new_prompt_version: the share of matching records kept.
+    # probabilistic and new_prompt_version: the share of the records it takes that are kept.
     probability: float = 1.0
-    # rate_limit: records kept per second in each stratum, and the bucket (0: records_per_s, at least 1).
+    # rate_limit: records kept per second in each stratum (the token bucket's refill).
     records_per_s: float = 0.0
+    # rate_limit: the token bucket's size (0: records_per_s, at least 1): how many records a quiet
+    # stratum may send at once and all be kept.
     burst: float = 0.0
     # rate_limit: the guaranteed minimum share of a stratum's records, kept however busy it is.
     min_probability: float = 0.0
@@ -75,7 +81,8 @@ class PolicyConfig:
     by: list[str] = field(default_factory=lambda: ["service"])
     # new_prompt_version: how many records of each new (service, rag.prompt_version) the policy decides.
     first_records: int = 100
-    # rate_limit and new_prompt_version: strata (or versions) remembered; the least recent is forgotten.
+    # rate_limit and new_prompt_version: strata (or versions) remembered in this process; the least
+    # recent is forgotten.
     max_strata: int = 1000
 
     def validate(self, where: str) -> None:

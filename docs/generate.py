@@ -100,6 +100,9 @@ def sections(cls: type, where: str, note: str) -> list[tuple[str, type, str]]:
         section = unwrap_optional(hint)[0]
         if is_section(section):
             found += sections(section, key(where, name), comments.get(name, ""))
+        elif typing.get_origin(section) is list and is_section(item := typing.get_args(section)[0]):
+            # A list of sections (sampling.policies): its items' keys get a table of their own.
+            found += sections(item, f"{key(where, name)}[]", comments.get(name, ""))
     return found
 
 
@@ -132,7 +135,7 @@ def _type(hint: Any) -> str:
     elif origin is dict:
         text = f"map of {_type(args[0])} to {_type(args[1])}"
     elif origin in (list, tuple):
-        text = f"list of {_type(args[0])}"
+        text = "list of mappings (their keys: the next table)" if is_section(args[0]) else f"list of {_type(args[0])}"
     elif is_section(hint):
         text = "{" + ", ".join(f"{name}: {_type(h)}" for name, h in fields(hint).items()) + "}"
     else:
