@@ -18,6 +18,8 @@ from ragpulse.core.tls import TlsConfig
 # (the recursion limit is 1000) and protobuf's JSON parser stops at 100 message levels (about 150
 # JSON levels), so more could never be a valid request.
 MAX_JSON_DEPTH_CEILING = 256
+# Collector processes beyond the cores only add contention; 64 covers any single host.
+MAX_WORKERS = 64
 
 
 @dataclass
@@ -52,6 +54,11 @@ class ReceiverConfig:
     auth: AuthConfig = field(default_factory=AuthConfig)
     # TLS (and mutual TLS with client_ca_file) on both receivers.
     tls: TlsConfig = field(default_factory=TlsConfig)
+    # `ragpulse collector` only (Kafka bus): this many collector processes share the gRPC and HTTP
+    # ports (SO_REUSEPORT, the kernel spreads connections), under one parent that restarts a crashed
+    # one; each serves its own /metrics on prometheus.endpoint's port + its index (README, "More
+    # cores"). `ragpulse up` is one process: more than 1 is refused there.
+    workers: int = 1
 
     def validate(self, where: str) -> None:
         parse_endpoint(self.grpc_endpoint, key(where, "grpc_endpoint"))
@@ -67,6 +74,7 @@ class ReceiverConfig:
         require(self.max_request_bytes < 2**31, key(where, "max_request_bytes"), "below 2 GiB", self.max_request_bytes)
         require(self.idle_timeout_s * 1000 < 2**31, key(where, "idle_timeout_s"), "below 2147483", self.idle_timeout_s)
         validate_allowed_hosts(key(where, "allowed_hosts"), self.allowed_hosts)
+        require(1 <= self.workers <= MAX_WORKERS, key(where, "workers"), f"between 1 and {MAX_WORKERS}", self.workers)
 
     def connection_limits(self) -> ConnectionLimits:
         return ConnectionLimits(self.max_connections, self.read_timeout_s, self.idle_timeout_s)

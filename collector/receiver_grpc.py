@@ -98,6 +98,9 @@ class OtlpGrpcReceiver:
             options=[
                 ("grpc.max_receive_message_length", config.max_request_bytes),
                 ("grpc.max_connection_idle_ms", int(config.idle_timeout_s * 1000)),
+                # grpc sets SO_REUSEPORT unless told not to: a second collector on a taken port would
+                # silently share it. Only receiver.workers' processes share it, on purpose.
+                ("grpc.so_reuseport", int(config.workers > 1)),
             ],
             # Calls beyond the workers wait in a queue, each holding its message: bounded too.
             maximum_concurrent_rpcs=config.max_connections,
@@ -114,15 +117,18 @@ class OtlpGrpcReceiver:
                                                grpc.method_handlers_generic_handler(LOGS_SERVICE,
                                                                                     {"Export": logs_handler})])
         address = format_endpoint(host, port)
-        if config.tls.enabled:
-            key, chain, client_ca = config.tls.read()
-            credentials = grpc.ssl_server_credentials(
-                [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None)
-            self.port = self._server.add_secure_port(address, credentials)
-        else:
-            self.port = self._server.add_insecure_port(address)
+        try:
+            if config.tls.enabled:
+                key, chain, client_ca = config.tls.read()
+                credentials = grpc.ssl_server_credentials(
+                    [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None)
+                self.port = self._server.add_secure_port(address, credentials)
+            else:
+                self.port = self._server.add_insecure_port(address)
+        except RuntimeError as e:  # grpc's word for a port it cannot bind (taken, not ours)
+            raise OSError(f"cannot listen for OTLP gRPC on {address}: {e}") from None
         if self.port == 0:
-            raise OSError(f"cannot listen for OTLP gRPC on {host}:{port}")
+            raise OSError(f"cannot listen for OTLP gRPC on {address}")
         self.endpoint = format_endpoint(host, self.port)
 
     def start(self) -> None:

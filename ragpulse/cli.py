@@ -28,8 +28,8 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
-def wait_for_stop_signal() -> None:
-    """Block until SIGINT or SIGTERM (the main thread only)."""
+def stop_signal() -> threading.Event:
+    """An event set on SIGINT or SIGTERM (install from the main thread only)."""
     stop = threading.Event()
 
     def handler(signum: int, _frame: Any) -> None:
@@ -38,7 +38,12 @@ def wait_for_stop_signal() -> None:
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
-    stop.wait()
+    return stop
+
+
+def wait_for_stop_signal() -> None:
+    """Block until SIGINT or SIGTERM (the main thread only)."""
+    stop_signal().wait()
 
 
 def _receivers(collector: CollectorParts) -> str:
@@ -49,6 +54,10 @@ def cmd_up(args: argparse.Namespace) -> int:
     from ragpulse.app import OneProcess
 
     config = _config(args)
+    if config.receiver.workers > 1:
+        raise ConfigError(f"receiver.workers is {config.receiver.workers}, but `ragpulse up` is one process "
+                          f"(collector and scorer on an in-process queue); several collector processes "
+                          f"need the Kafka bus: `ragpulse collector` with bus.kind: kafka")
     if args.demo and not config.receiver.enable_http:
         raise ConfigError("--demo sends over OTLP HTTP: receiver.enable_http must be true")
     if args.demo and (config.receiver.auth.enabled or config.receiver.tls.enabled):
@@ -83,8 +92,19 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
     from ragpulse.kafka_mode import KafkaCollector, KafkaScorer
 
     config = _config(args)
+    worker = getattr(args, "worker", None)
+    if getattr(args, "workers", None) is not None:
+        config.receiver.workers = args.workers
+        config.receiver.validate("receiver")
     started = time.monotonic()
     try:
+        if args.command == "collector" and config.receiver.workers > 1 and worker is None:
+            return _run_workers(args, config, started)
+        if worker is not None:
+            from ragpulse.collector.workers import exit_with_parent, metrics_endpoint
+
+            config.prometheus.endpoint = metrics_endpoint(config.prometheus.endpoint, worker)
+            exit_with_parent()
         process = KafkaCollector(config) if args.command == "collector" else KafkaScorer(config)
     except TopicSetupError as e:
         print(f"ragpulse {args.command}: {e}", file=sys.stderr)
@@ -105,6 +125,44 @@ def cmd_kafka_process(args: argparse.Namespace) -> int:
     result = process.stop()
     log.info("stopped: %s", result)
     return 0 if result.get("drained", True) else 1
+
+
+def _run_workers(args: argparse.Namespace, config: Config, started: float) -> int:
+    """The parent of receiver.workers collector processes (collector/workers.py)."""
+    from ragpulse.collector.workers import ReservedPorts, Supervisor, check_metrics_ports
+    from ragpulse.kafka_mode import require_kafka
+
+    workers = config.receiver.workers
+    check_metrics_ports(config.prometheus.endpoint, workers)
+    require_kafka(config, "collector")  # the bus and the topics checked once, before any worker starts
+    ports = ReservedPorts(config.receiver)
+
+    def command(index: int) -> list[str]:
+        given = ["--config", str(args.config)] if args.config else []
+        return [sys.executable, "-m", "ragpulse.cli", "collector", *given, "--workers", str(workers),
+                "--worker", str(index)]
+
+    supervisor = Supervisor(command, workers, ports.env)
+    stop = stop_signal()
+    try:
+        supervisor.start()
+        if supervisor.wait_ready(stop):
+            names = {"grpc": "gRPC", "http": "HTTP"}
+            receivers = ", ".join(f"OTLP {names[protocol]} {endpoint}" for protocol, endpoint in ports.endpoints.items())
+            print(f"ragpulse {__version__} collector: {workers} workers (pids "
+                  f"{', '.join(map(str, supervisor.pids()))}) on {receivers} → {config.bus.kafka.records_topic}; "
+                  f"worker I serves /metrics on {config.prometheus.endpoint} port + I "
+                  f"(all ready in {time.monotonic() - started:.1f} s)", flush=True)
+            while not stop.wait(0.2) and supervisor.check():
+                pass
+    finally:
+        clean = supervisor.stop()
+        ports.close()
+    if supervisor.failed:
+        print(f"ragpulse collector: {supervisor.failed}", file=sys.stderr)
+        return 1
+    return 0 if clean else 1
+
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -173,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
         kafka_process.add_argument("--config", type=Path,
                                    help="YAML config file (RAGPULSE_* environment variables override it)")
         kafka_process.set_defaults(func=cmd_kafka_process)
+        if name == "collector":
+            kafka_process.add_argument("--workers", type=int, metavar="N",
+                                       help="collector processes sharing the OTLP ports (receiver.workers)")
+            # Set by the parent of receiver.workers processes on each worker it starts.
+            kafka_process.add_argument("--worker", type=int, help=argparse.SUPPRESS)
 
     score = sub.add_parser("score", help="score a JSONL or CSV file of {question, contexts, answer} rows")
     score.add_argument("--input", required=True, type=Path,

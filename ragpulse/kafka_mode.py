@@ -31,7 +31,7 @@ from ragpulse.scorer.kafka_sinks import KafkaSinks
 log = logging.getLogger(__name__)
 
 
-def _require_kafka(config: Config, command: str) -> None:
+def require_kafka(config: Config, command: str) -> None:
     # kafka-python logs every connection and rebalance step at INFO; keep ragpulse's INFO readable.
     if config.log_level.lower() != "debug":
         logging.getLogger("kafka").setLevel(logging.WARNING)
@@ -48,7 +48,7 @@ class KafkaCollector:
     """OTLP gRPC/HTTP receivers (and optionally the OTel Collector's Kafka topic) → ragpulse.records."""
 
     def __init__(self, config: Config) -> None:
-        _require_kafka(config, "collector")
+        require_kafka(config, "collector")
         kafka = config.bus.kafka
         self.registry = CollectorRegistry()
         self.publisher = KafkaRecordPublisher(kafka, KafkaProducerMetrics(self.registry))
@@ -87,7 +87,7 @@ class KafkaScorer:
     """A member of the scorer group: ragpulse.records → judge → /metrics, ragpulse.scores, ragpulse.dlq."""
 
     def __init__(self, config: Config, judge: Judge | None = None) -> None:
-        _require_kafka(config, "scorer")
+        require_kafka(config, "scorer")
         kafka = config.bus.kafka
         self.registry = CollectorRegistry()
         self.sinks = KafkaSinks(kafka, KafkaProducerMetrics(self.registry))

@@ -48,10 +48,13 @@ class BackgroundHTTPServer:
         limits: ConnectionLimits = ConnectionLimits(),
         on_refused: Callable[[], None] = lambda: None,
         tls: ssl.SSLContext | None = None,
+        reuse_port: bool = False,
     ) -> None:
-        """`on_refused` is called (on the accepting thread) for each connection refused at the cap."""
+        """`on_refused` is called (on the accepting thread) for each connection refused at the cap;
+        `reuse_port`: other processes may listen on the same port (SO_REUSEPORT), the kernel
+        spreads the connections among them."""
         self._host = host
-        self._server = _BoundedServer((host, port), handler, limits, on_refused, tls)
+        self._server = _BoundedServer((host, port), handler, limits, on_refused, tls, reuse_port)
         self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
 
     @property
@@ -176,7 +179,9 @@ class _BoundedServer(ThreadingHTTPServer):
         limits: ConnectionLimits,
         on_refused: Callable[[], None],
         tls: ssl.SSLContext | None,
+        reuse_port: bool,
     ) -> None:
+        self.allow_reuse_port = reuse_port
         self.limits = limits
         self._tls = tls
         self._slots = threading.BoundedSemaphore(limits.max_connections)
