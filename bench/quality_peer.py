@@ -26,8 +26,10 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
+from judge_features import CombinedJudge, load_network
 from quality import METRIC_ORDER, Pair, load_pairs, records_per_second
 
 from ragpulse.scorer.judge.base import Judge, JudgeError, RecordText, Usage
@@ -145,9 +147,9 @@ def ragtruth_rows(judge: Judge, python: str) -> tuple[list[tuple], dict[str, int
     return out, failures
 
 
-def speeds(python: str, repeat: int) -> tuple[float, float]:
+def speeds(python: str, repeat: int, make_judge: Callable[[], Judge]) -> tuple[float, float]:
     recs = [p.better for row in load_pairs(WIKIEVAL, None) for p in row[:1]]
-    mine = records_per_second(LocalJudge, WIKIEVAL, None, repeat)
+    mine = records_per_second(make_judge, WIKIEVAL, None, repeat)
     theirs = statistics.median(len(recs) / peer(python, recs)[1] for _ in range(repeat))
     return mine, theirs
 
@@ -170,18 +172,26 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--peer-python", default=str(BENCH.parent / ".venv-bench" / "bin" / "python"))
     p.add_argument("--repeat", type=int, default=3, help="timing passes (median reported)")
+    p.add_argument("--combiner", type=Path,
+                   help="score with the learned-combiner experiment's weights (bench/train_local_judge.py) "
+                        "instead of the shipped judge's verdicts")
     args = p.parse_args(argv)
     if not Path(args.peer_python).exists():
         sys.exit(f"{args.peer_python} is missing: run bash bench/install_peer_env.sh first")
     start = time.perf_counter()
-    judge = LocalJudge()
+    net = load_network(args.combiner) if args.combiner else None
+
+    def make_judge() -> Judge:
+        return CombinedJudge(net) if net else LocalJudge()
+
+    judge = make_judge()
     rows, failures = ragtruth_rows(judge, args.peer_python)
     for name, path in (("WikiEval dev", WIKIEVAL), ("Japanese dev", JAPANESE)):
         more, fails = pair_rows(judge, args.peer_python, name, path)
         rows += more
         for k, v in fails.items():
             failures[f"{name}: {k}"] = failures.get(f"{name}: {k}", 0) + v
-    print(table(rows, speeds(args.peer_python, args.repeat)))
+    print(table(rows, speeds(args.peer_python, args.repeat, make_judge)))
     listed = ", ".join(f"{k}={v}" for k, v in sorted(failures.items()))
     print(f"\nragpulse failures (no score) by reason: {listed or 'none'}")
     print(f"total {time.perf_counter() - start:.0f} s")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,21 @@ class ContextIndex:
     sentence_tokens: list[frozenset[str]]  # content tokens of each sentence
     word_vectors: np.ndarray  # unit static embeddings of the contexts' distinct Latin words
     sentence_words: list[np.ndarray]  # per sentence, the row numbers of its words in word_vectors
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One statement aligned to the contexts (LocalJudge.alignments)."""
+
+    statement: str
+    tokens: list[str]  # its content tokens
+    context: ContextIndex
+    best: int  # the number of its closest context sentence: the evidence
+    window: range  # the evidence and its neighbouring sentences
+    near: frozenset[str]  # content tokens of the window
+    credit_anywhere: dict[str, float]  # synonym credit of missing words among all context words
+    credit_near: dict[str, float]  # the same among the window's words
+    closeness: float  # cosine of the statement with its evidence
 
 
 class LocalJudge:
@@ -164,6 +180,12 @@ class LocalJudge:
         twice: against all contexts, and against the evidence with its neighbouring sentences. The
         geometric mean of the two coverages keeps a claim stitched together from words scattered
         over unrelated passages below one a passage states."""
+        return [Verdict(support(a), a.context.sentences[a.best]) for a in self.alignments(rec, statements, usage)]
+
+    def alignments(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Alignment]:
+        """Each statement with its closest context sentence, the tokens of that sentence and its
+        neighbours, and the synonym credit its missing words get anywhere and nearby: what a
+        verdict is made of (bench/train_local_judge.py builds other verdicts from the same)."""
         if not statements:
             return []
         ctx = self._contexts(rec, usage)
@@ -174,19 +196,18 @@ class LocalJudge:
                                   for i in range(0, len(vectors), EMBED_BLOCK)])
         synonyms = self._synonyms(statements, ctx)
         anywhere = synonyms.credit(synonyms.tokens, frozenset(), None)
-        verdicts: list[Verdict] = []
+        out = []
         for statement, vector, best in zip(statements, vectors, closest.tolist(), strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
-            window = slice(max(0, best - 1), best + 2)
-            near = frozenset().union(*ctx.sentence_tokens[window])
+            window = range(max(0, best - 1), min(len(ctx.sentences), best + 2))
+            near = frozenset().union(*ctx.sentence_tokens[window.start:window.stop])
             nearby = synonyms.credit(
-                [t for t in tokens if t not in near], near, np.concatenate(ctx.sentence_words[window])
+                [t for t in tokens if t not in near], near,
+                np.concatenate(ctx.sentence_words[window.start:window.stop]),
             )
-            coverage = float(np.sqrt(_coverage(tokens, ctx.tokens, anywhere) * _coverage(tokens, near, nearby)))
-            # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
-            coverage *= _share(name_tokens(statement), ctx.tokens, {})
-            verdicts.append(Verdict(_support(coverage, float(vector @ ctx.vectors[best])), ctx.sentences[best]))
-        return verdicts
+            out.append(Alignment(statement, tokens, ctx, best, window, near, anywhere, nearby,
+                                 float(vector @ ctx.vectors[best])))
+        return out
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
         """Unit static embeddings of single words, one row each."""
@@ -312,11 +333,21 @@ def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, fl
     numbers = [t for t in tokens if is_decisive(t)]
     if not tokens:
         return 0.0
-    return _share(words, available, credit or {}) * _share(numbers, available, {})
+    return found_share(words, available, credit or {}) * found_share(numbers, available, {})
 
 
-def _share(tokens: list[str], available: frozenset[str], credit: dict[str, float]) -> float:
+def found_share(tokens: list[str], available: frozenset[str], credit: Mapping[str, float]) -> float:
+    """Share of the tokens found (a missing one counts by its credit); 1 for no tokens."""
     return sum(1.0 if t in available else credit.get(t, 0.0) for t in tokens) / len(tokens) if tokens else 1.0
+
+
+def support(a: Alignment) -> float:
+    """A statement's verdict: the geometric mean of its two coverages times the share of its names
+    found in the contexts, discounted when its evidence is not close (`_support`)."""
+    coverage = float(np.sqrt(_coverage(a.tokens, a.context.tokens, a.credit_anywhere)
+                             * _coverage(a.tokens, a.near, a.credit_near)))
+    # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
+    return _support(coverage * found_share(name_tokens(a.statement), a.context.tokens, {}), a.closeness)
 
 
 def _support(coverage: float, best_sim: float) -> float:
