@@ -114,7 +114,7 @@ class PolicyConfig:
                 require_one_of(f"{where}.by", name, FIELDS)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Subject:
     """What a policy looks at: an assembled record's labels and attributes, and its trace's status."""
 
@@ -225,11 +225,14 @@ class Conditions:
         self._error = config.error
         # Decidable from the service alone (before a trace is assembled).
         self.service_only = not (self._routes or self._attribute or self._error)
+        self._none = self.service_only and not self._services
 
     def service_matches(self, service: str) -> bool:
         return not self._services or service in self._services
 
     def hold(self, subject: Subject) -> bool:
+        if self._none:  # the fall-through default, met by every record
+            return True
         if not self.service_matches(subject.service):
             return False
         if self._routes and subject.route not in self._routes:

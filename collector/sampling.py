@@ -41,7 +41,7 @@ class SamplingConfig:
             names.add(policy.name)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Decision:
     # The policy that decided the record.
     rule: str
@@ -65,9 +65,10 @@ class ConsistentSampler:
         decided = evaluate(self._policies, subject)
         assert decided is not None  # the default policy has no conditions
         rule, p = decided
-        if not up.clears(p):
+        kept = up.keep(p)
+        if kept is None:
             return Decision(rule, None, up)
-        probability, adjusted = up.kept_at(p)
+        probability, adjusted = kept
         rv = f"{up.randomness:014x}" if up.explicit else ""
         return Decision(rule, Sampling(probability, adjusted, rule, rv), up)
 

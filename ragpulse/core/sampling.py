@@ -33,7 +33,7 @@ def keeps(randomness: int, probability: float) -> bool:
     return randomness >= round((1.0 - probability) * _SCALE)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Upstream:
     """A trace's randomness and what an upstream sampler said about it.
 
@@ -52,21 +52,23 @@ class Upstream:
     def adjusted_count(self) -> float:
         return _SCALE / (_SCALE - self.threshold)
 
-    def rejection_threshold(self, probability: float) -> int:
-        """Our threshold for keeping `probability` of what upstream kept."""
+    def keep(self, probability: float) -> tuple[float, float] | None:
+        """(probability, adjusted count) of a record kept at `probability`, None when it is dropped.
+
+        Our threshold keeps `probability` of what upstream kept. The returned probability is the
+        share of randomness values it lets through (what a later consistent stage, the scorer's
+        pacer, compares R with); the adjusted count is how many records the record stands for,
+        upstream's count included."""
+        if probability <= 0.0:
+            return None
         base = 0 if self.outcome == "inconsistent" else self.threshold
-        return _SCALE - round(probability * (_SCALE - base))
+        threshold = _SCALE - round(probability * (_SCALE - base))
+        if self.randomness < threshold:
+            return None
+        return (_SCALE - threshold) / _SCALE, self.adjusted_count * (_SCALE - base) / (_SCALE - threshold)
 
     def clears(self, probability: float) -> bool:
-        return probability > 0.0 and self.randomness >= self.rejection_threshold(probability)
-
-    def kept_at(self, probability: float) -> tuple[float, float]:
-        """(probability, adjusted count) of a record kept at `probability`: the share of randomness
-        values our threshold keeps (what a later consistent stage, the scorer's pacer, compares R
-        with), and how many records it stands for, upstream's count included."""
-        threshold = self.rejection_threshold(probability)
-        base = 0 if self.outcome == "inconsistent" else self.threshold
-        return (_SCALE - threshold) / _SCALE, self.adjusted_count * (_SCALE - base) / (_SCALE - threshold)
+        return self.keep(probability) is not None
 
 
 def upstream(trace_id: bytes, trace_state: str) -> Upstream:
