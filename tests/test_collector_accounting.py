@@ -4,6 +4,7 @@ labels bounded by the `prometheus` section like the scorer's."""
 from __future__ import annotations
 
 from otlp_requests import add_rag_span, rag_request
+from ports import loopback_receivers
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector
@@ -24,7 +25,7 @@ def _series(registry: CollectorRegistry, family: str) -> set[str]:
 
 def test_a_rejected_native_span_is_received_and_dropped():
     registry = CollectorRegistry()
-    parts = build_collector(Config(), InProcessBus(10), registry)
+    parts = build_collector(loopback_receivers(Config()), InProcessBus(10), registry)
     request, scope = rag_request()
     add_rag_span(scope, b"\x01" * 16, b"\x02" * 8)
     add_rag_span(scope, b"\x03" * 16, b"\x04" * 8, answer="")  # empty_answer: rejected by the extractor

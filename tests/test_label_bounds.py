@@ -4,6 +4,7 @@ bounds multiply no more, and every value a bound changed is counted."""
 from __future__ import annotations
 
 from otlp_requests import add_rag_span, rag_request
+from ports import loopback_receivers
 from prometheus_client import CollectorRegistry, generate_latest
 from test_worker import record, run
 
@@ -42,7 +43,7 @@ def test_combinations_beyond_the_budget_keep_their_service():
 
 def test_a_one_mebibyte_service_name_stays_a_short_label_on_the_collector():
     registry = CollectorRegistry()
-    parts = build_collector(Config(), InProcessBus(10), registry)
+    parts = build_collector(loopback_receivers(Config()), InProcessBus(10), registry)
     request, scope = rag_request("s" * (1 << 20))
     add_rag_span(scope, b"\x01" * 16, b"\x02" * 8)
     parts.pipeline.consume_export_request(request, "test")

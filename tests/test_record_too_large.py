@@ -5,6 +5,7 @@ request goes through."""
 from __future__ import annotations
 
 from otlp_requests import add_rag_span, rag_request
+from ports import loopback_receivers
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector
@@ -37,7 +38,7 @@ class TruncatingPublisher:
 def test_a_record_whose_metadata_exceeds_the_message_limit_is_dropped_and_counted():
     registry = CollectorRegistry()
     publisher = TruncatingPublisher()
-    parts = build_collector(Config(), publisher, registry)
+    parts = build_collector(loopback_receivers(Config()), publisher, registry)
     request, scope = rag_request()
     add_rag_span(scope, b"\x01" * 16, b"\x02" * 8, answer="a" * 40_000)
     route = scope.spans[0].attributes.add()

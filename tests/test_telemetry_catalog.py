@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from ports import loopback_receivers
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import build_collector, build_scorer
@@ -38,7 +39,7 @@ def real_registry() -> CollectorRegistry:
     """Every part that registers families, on one registry, after one record was scored."""
     from ragpulse.scorer.judge.factory import build_judge
 
-    config = Config()
+    config = loopback_receivers(Config())
     config.prometheus.route_label = True
     # The judge cascade and its estimates (off by default; here the local judge plays both parts).
     config.scorer.cascade.enabled = True

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import random
 import socket
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragpulse.config import Config
 
 
 def _ephemeral_low() -> int:
@@ -33,3 +37,11 @@ def free_port() -> int:
                 continue
             return port
     raise RuntimeError("no free loopback port below the ephemeral range")
+
+
+def loopback_receivers(config: Config) -> Config:
+    """The config with both OTLP receivers on port 0: a test that builds the collector must not
+    take 4317/4318, which another test (or a real collector on a developer's machine) may hold."""
+    config.receiver.grpc_endpoint = "127.0.0.1:0"
+    config.receiver.http_endpoint = "127.0.0.1:0"
+    return config
