@@ -39,7 +39,7 @@ def test_a_rejected_native_span_is_received_and_dropped():
 
 def test_collector_service_labels_follow_the_prometheus_section():
     registry = CollectorRegistry()
-    config = Config(prometheus=PrometheusConfig(service_allow_list=["shop"]))
+    config = loopback_receivers(Config(prometheus=PrometheusConfig(service_allow_list=["shop"])))
     parts = build_collector(config, InProcessBus(10), registry)
     for i, service in enumerate(("shop", "blog", "wiki")):
         request, scope = rag_request(service)
