@@ -21,8 +21,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace._sampling_experimental import composable_traceid_ratio_based, composite_sampler
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otel_app import RagApp
 from otlp_requests import add_rag_span, rag_request
 from prometheus_client import CollectorRegistry
+from ragpulse_process import RagpulseProcess
 
 from ragpulse.collector.extract.config import AssemblyConfig, ExtractConfig
 from ragpulse.collector.pipeline import CollectorPipeline
@@ -467,3 +469,23 @@ def test_otel_sdk_threshold_sampler_composes_with_ours_and_reaches_the_weighted_
 def _record(sampling: Any) -> Record:
     return Record(trace_id="00" * 16, span_id="00" * 8, service="s", question="q", contexts=["c"], answer="a",
                   time_unix_nano=1, sampling=sampling)
+
+
+def test_ragpulse_up_reads_the_policies_from_its_config_file_and_counts_by_rule(tmp_path: Path) -> None:
+    """The one config file, a real `ragpulse up`, the real SDK over gRPC: unhappy users' answers kept,
+    the rest dropped by default_probability 0, and /metrics says which rule did what."""
+    settings = {"sampling": {"default_probability": 0.0, "policies": [
+        {"name": "thumbs-down", "type": "always", "attribute": "rag.feedback", "values": ["-1"]}]}}
+    proc = RagpulseProcess(tmp_path, settings)
+    try:
+        app = RagApp("up-shop", "grpc", proc.grpc)
+        for i in range(6):
+            app.answer(f"q{i}?", ["c."], "a.", **({"rag.feedback": -1} if i % 2 else {}))
+        app.close()
+        proc.wait_for("ragpulse_records_received_total", 6, service="up-shop")
+        decisions = "ragpulse_sampling_decisions_total"
+        assert proc.value(decisions, service="up-shop", rule="thumbs-down", decision="kept") == 3
+        assert proc.value(decisions, service="up-shop", rule="default", decision="dropped") == 3
+        assert proc.value("ragpulse_records_sampled_total", service="up-shop") == 3
+    finally:
+        proc.stop()
