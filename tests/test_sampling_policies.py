@@ -155,9 +155,24 @@ def test_rate_limit_guaranteed_minimum_holds_under_any_load() -> None:
     counts = [k.adjusted_count for k in kept if k is not None]
     assert max(counts) <= 5.0 + 1e-9
     assert abs(len(counts) - 0.2 * n) <= 5 * math.sqrt(n * 0.2 * 0.8) + 1
-    # Without a minimum the empty bucket keeps nothing: the first record took the only token.
+    # Without a minimum an empty bucket keeps nothing: the first record drained the only token.
     bare = _sampler(PolicyConfig("cap", "rate_limit", records_per_s=1.0), clock=Clock())
     assert sum(bare.decide(os.urandom(16), Subject("flood")).sampling is not None for _ in range(n)) == 1
+
+
+def test_rate_limited_decisions_are_the_same_in_two_collectors_that_see_the_same_arrivals() -> None:
+    """The probability follows arrivals only, so the trace's randomness decides alike everywhere."""
+    clocks = [Clock(), Clock()]
+    samplers = [_sampler(PolicyConfig("cap", "rate_limit", records_per_s=3.0), clock=c) for c in clocks]
+    rng = random.Random(5)
+    kept: list[list[str]] = [[], []]
+    for _ in range(3_000):
+        trace_id = rng.randbytes(16)
+        for clock, sampler, out in zip(clocks, samplers, kept, strict=True):
+            clock.now += 0.02
+            if sampler.decide(trace_id, Subject("s")).sampling is not None:
+                out.append(trace_id.hex())
+    assert kept[0] == kept[1] and 100 < len(kept[0]) < 300
 
 
 def test_new_prompt_version_decides_its_first_records_then_passes_them_on() -> None:
