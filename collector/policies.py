@@ -233,7 +233,7 @@ class Conditions:
     def hold(self, subject: Subject) -> bool:
         if self._none:  # the fall-through default, met by every record
             return True
-        if not self.service_matches(subject.service):
+        if self._services and subject.service not in self._services:
             return False
         if self._routes and subject.route not in self._routes:
             return False
