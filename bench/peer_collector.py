@@ -2,12 +2,16 @@
 
     bash bench/build_otelcol.sh        # once: the peer, into ~/.cache/ragpulse/otelcol
     RAGPULSE_KAFKA_HOME=~/.cache/ragpulse/kafka \\
-        .venv/bin/python bench/peer_collector.py [--spans 20000] [--rounds 3] [--write-results]
+        .venv/bin/python bench/peer_collector.py [--spans 20000] [--rounds 3] [--workers 1,2] \\
+        [--connections 2] [--write-results]
 
-Both collectors run at once against one real broker (deploy/kafka/broker.sh, on a free port) and
+The collectors run at once against one real broker (deploy/kafka/broker.sh, on a free port) and
 take the same pre-encoded OTLP/HTTP protobuf requests (100 spans each) from a client process with
-2 threads on keep-alive connections; they are measured alternately, round after round (the order
-flips every round), so machine load hits both alike:
+one thread per keep-alive connection (--connections); they are measured alternately, round after
+round (the order reversed every other round), so machine load hits all alike. `--workers 1,2` runs
+one ragpulse collector per worker count (receiver.workers); the kernel spreads connections over
+a collector's workers, so give it several (--connections 16). Its CPU is that of the parent and
+its workers together.
 
 - otelcol: otlpreceiver (HTTP) → batch processor → kafka exporter (`otlp_proto`, acks all, lz4,
   `partition_traces_by_id`: one message per trace per batch). It forwards every span.
@@ -150,15 +154,21 @@ def read_bodies(path: str) -> list[bytes]:
     return out
 
 
-def otlp_client(endpoint: str, body_file: str) -> None:
-    """Sends the bodies over two keep-alive connections (threads), retrying 429/503; prints the
-    wall clock of its first request."""
+def otlp_client(endpoint: str, body_file: str, connections: int) -> None:
+    """Sends the bodies over `connections` keep-alive connections (a thread each), retrying
+    429/503; prints the wall clock of its first request."""
     bodies = read_bodies(body_file)
     host, port = endpoint.rsplit(":", 1)
     print(time.time(), flush=True)
     failures: list[str] = []
 
     def run(part: list[bytes]) -> None:
+        try:
+            send(part)
+        except Exception as e:  # a thread's exception would otherwise end only the thread
+            failures.append(f"{type(e).__name__}: {e}")
+
+    def send(part: list[bytes]) -> None:
         conn = http.client.HTTPConnection(host, int(port), timeout=120)
         for body in part:
             while True:
@@ -172,7 +182,7 @@ def otlp_client(endpoint: str, body_file: str) -> None:
                     return
                 time.sleep(float(response.getheader("Retry-After", "0.2") or 0.2))
 
-    threads = [threading.Thread(target=run, args=(bodies[k::2],)) for k in range(2)]
+    threads = [threading.Thread(target=run, args=(bodies[k::connections],)) for k in range(connections)]
     for t in threads:
         t.start()
     for t in threads:
@@ -185,9 +195,25 @@ def otlp_client(endpoint: str, body_file: str) -> None:
 # The two collectors
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14 and 15)
+    """CPU seconds of a process and its children that are running (a collector's workers)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_stat(int(entry.name))[1]) == pid:  # field 4, the parent's pid
+                    children.append(int(entry.name))
+            except (OSError, IndexError):  # gone meanwhile
+                continue
+    total = 0.0
+    for p in (pid, *children):
+        fields = _stat(p)
+        total += (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14 and 15)
+    return total
 
 
 class Collector:
@@ -234,9 +260,8 @@ class Otelcol(Collector):
 
 
 class Ragpulse(Collector):
-    name = "ragpulse"
-
-    def __init__(self, broker: KafkaBroker, tmp: Path, topic: str, compression: str) -> None:
+    def __init__(self, broker: KafkaBroker, tmp: Path, topic: str, compression: str, workers: int) -> None:
+        self.name = "ragpulse" if workers == 1 else f"ragpulse {workers}w"
         self.topic = topic
         self.http_endpoint = f"127.0.0.1:{free_port()}"
         config = {
@@ -245,16 +270,16 @@ class Ragpulse(Collector):
                 "scores_topic": f"{topic}.scores", "dlq_topic": f"{topic}.dlq", "records_partitions": 4}},
             "prometheus": {"endpoint": f"127.0.0.1:{free_port()}"},
             "receiver": {"grpc_endpoint": f"127.0.0.1:{free_port()}", "http_endpoint": self.http_endpoint,
-                         "enable_grpc": False},
+                         "enable_grpc": False, "workers": workers},
             "log_level": "warning",
         }
-        path = tmp / "ragpulse.yaml"
+        path = tmp / f"ragpulse-{workers}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        self.log = tmp / "ragpulse.log"
+        self.log = tmp / f"ragpulse-{workers}.log"
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "ragpulse.cli", "collector", "--config", str(path)],
                                          stdout=out, stderr=subprocess.STDOUT)
-        wait_line(self.proc, self.log, "ready in", timeout_s=120)
+        wait_line(self.proc, self.log, "all ready in" if workers > 1 else "ready in", timeout_s=120)
 
 
 def _wait_port(proc: subprocess.Popen, log: Path, endpoint: str, timeout_s: float = 60) -> None:
@@ -294,12 +319,13 @@ class Offsets:
         self._consumer.close()
 
 
-def run_round(collector: Collector, offsets: Offsets, body_file: Path, spans: int, messages: int) -> dict[str, float]:
+def run_round(collector: Collector, offsets: Offsets, body_file: Path, spans: int, messages: int,
+              connections: int) -> dict[str, float]:
     """One pass of the payload through one collector: spans/s and CPU ms per 1,000 spans."""
     target = offsets.total(collector.topic) + messages
     cpu_before = cpu_s(collector.proc.pid)
-    client = subprocess.Popen([sys.executable, __file__, "otlp-client", collector.http_endpoint, str(body_file)],
-                              stdout=subprocess.PIPE, text=True)
+    client = subprocess.Popen([sys.executable, __file__, "otlp-client", collector.http_endpoint, str(body_file),
+                               str(connections)], stdout=subprocess.PIPE, text=True)
     started = float(client.stdout.readline())
     deadline = time.monotonic() + 900
     while offsets.total(collector.topic) < target:
@@ -344,6 +370,8 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=20_000, help="spans per collector per round (multiple of 100)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per payload")
     parser.add_argument("--payloads", default="rag,mixed", help="rag, mixed or both (comma-separated)")
+    parser.add_argument("--workers", default="1", help="ragpulse collectors to run, by receiver.workers (e.g. 1,2)")
+    parser.add_argument("--connections", type=int, default=2, help="the client's keep-alive connections")
     parser.add_argument("--compression", default="lz4")
     parser.add_argument("--write-results", action="store_true", help="append the section to bench/RESULTS.md")
     args = parser.parse_args()
@@ -351,6 +379,7 @@ def main() -> None:
         raise SystemExit(f"{OTELCOL} missing: run bench/build_otelcol.sh first")
     spans = args.spans - args.spans % TRACE_SPANS
     payloads = args.payloads.split(",")
+    worker_counts = [int(w) for w in args.workers.split(",")]
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     sizes: dict[str, float] = {}
 
@@ -363,8 +392,9 @@ def main() -> None:
         try:
             otel_topic = "bench.otelcol.spans"
             broker.create_topic(otel_topic, partitions=4)
-            collectors = [Otelcol(broker, tmp, otel_topic), Ragpulse(broker, tmp, "bench.ragpulse.records",
-                                                                      args.compression)]
+            collectors = [Otelcol(broker, tmp, otel_topic)]
+            for workers in worker_counts:
+                collectors.append(Ragpulse(broker, tmp, f"bench.ragpulse{workers}.records", args.compression, workers))
             offsets = Offsets(broker)
             rag_spans_sent = 0
             otel_spans_sent = 0
@@ -375,14 +405,16 @@ def main() -> None:
                 body_file = tmp / f"{payload}.bin"
                 write_bodies(body_file, bodies)
                 rag = spans // TRACE_SPANS if mixed else spans
-                messages = {"otelcol": spans // TRACE_SPANS if mixed else spans, "ragpulse": rag}
+                # otelcol sends one message per trace; ragpulse one record per RAG span.
+                messages = {c.name: rag if c.name != "otelcol" else (spans // TRACE_SPANS if mixed else spans)
+                            for c in collectors}
                 # Warm-up: 4 requests each (imports, connections, topic metadata), not measured.
                 warm = tmp / f"{payload}.warm.bin"
                 write_bodies(warm, bodies[:4])
                 warm_spans = 4 * SPANS_PER_REQUEST
                 warm_messages = warm_spans // TRACE_SPANS if mixed else warm_spans
                 for c in collectors:
-                    run_round(c, offsets, warm, warm_spans, warm_messages)
+                    run_round(c, offsets, warm, warm_spans, warm_messages, args.connections)
                 rag_spans_sent += warm_messages
                 otel_spans_sent += warm_spans
                 print(f"{payload}: {sizes[payload]:,.0f} bytes of OTLP protobuf per span, {spans} spans per round",
@@ -390,18 +422,18 @@ def main() -> None:
                 for r in range(args.rounds):
                     order = collectors if r % 2 == 0 else collectors[::-1]
                     for c in order:
-                        m = run_round(c, offsets, body_file, spans, messages[c.name])
+                        m = run_round(c, offsets, body_file, spans, messages[c.name], args.connections)
                         results.setdefault((payload, c.name), []).append(m)
-                        print(f"  round {r + 1} {c.name:8s} {m['spans_s']:9,.0f} spans/s "
+                        print(f"  round {r + 1} {c.name:11s} {m['spans_s']:9,.0f} spans/s "
                               f"{m['cpu_ms_per_1k']:8.1f} CPU ms / 1,000 spans", flush=True)
                     rag_spans_sent += rag
                     otel_spans_sent += spans
             # Nothing lost: every span on the otelcol topic, one record per RAG span on ragpulse's.
             otel_spans = otelcol_spans_on_topic(broker, otel_topic)
-            ragpulse_records = offsets.total("bench.ragpulse.records")
+            ragpulse_records = [offsets.total(c.topic) for c in collectors[1:]]
             print(f"otelcol topic: {otel_spans} spans (sent {otel_spans_sent}); "
-                  f"ragpulse topic: {ragpulse_records} records (RAG spans sent {rag_spans_sent})", flush=True)
-            if otel_spans != otel_spans_sent or ragpulse_records != rag_spans_sent:
+                  f"ragpulse topics: {ragpulse_records} records (RAG spans sent {rag_spans_sent} to each)", flush=True)
+            if otel_spans != otel_spans_sent or any(n != rag_spans_sent for n in ragpulse_records):
                 raise SystemExit("messages lost or duplicated")
         finally:
             if offsets is not None:
@@ -410,55 +442,70 @@ def main() -> None:
                 c.stop()
             broker.stop()
 
-    version = (kafka_home() / "VERSION").read_text().strip()
-    rows, ratios = [], {}
-    for payload in payloads:
-        o, p = results[(payload, "otelcol")], results[(payload, "ragpulse")]
-        per_round = [b["cpu_ms_per_1k"] / a["cpu_ms_per_1k"] for a, b in zip(o, p, strict=True)]
-        ratios[payload] = median(per_round)
-        for c, ms in (("otelcol", o), ("ragpulse", p)):
-            rows.append(f"| {payload} | {c} | {median([m['spans_s'] for m in ms]):,.0f} | "
-                        f"{median([m['cpu_ms_per_1k'] for m in ms]):,.1f} | "
-                        + ", ".join(f"{m['cpu_ms_per_1k']:.1f}" for m in ms) + " |")
-        target = 2 if payload == "mixed" else 3
-        rows.append(f"| {payload} | **ragpulse / otelcol** | | **{ratios[payload]:.2f}x** "
-                    f"(target <= {target}x) | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
-    load = os.getloadavg()
-    section = f"""
-## Collector cost per span vs the OpenTelemetry Collector
-
-What: CPU per span of `ragpulse collector` and of the OpenTelemetry Collector (the peer, built by
-`bench/build_otelcol.sh`: otlpreceiver and batchprocessor v0.165.0, kafkaexporter v0.165.1), both
-OTLP/HTTP protobuf in → one Kafka broker out (Apache Kafka {version}, `deploy/kafka/broker.sh`),
-same pre-encoded requests of 100 spans from a client process with 2 threads, {spans:,} spans per
-collector per round, {args.rounds} rounds alternating the two (order flipped every round). otelcol:
-`otlp_proto`, acks all, {args.compression}, `partition_traces_by_id`, every span forwarded;
-ragpulse: its Kafka bus (acks all, idempotent, {args.compression}), default conventions, one record
-per RAG span. CPU from /proc/<pid>/stat (utime + stime) from the first request until every
-message is on the topic. Payloads: RAG spans ({sizes.get("rag", 0):,.0f} bytes of OTLP per span),
-mixed traces of 20 spans, 1 RAG + 19 HTTP/DB spans with 10 attributes
-({sizes.get("mixed", 0):,.0f} bytes per span). Nothing lost: the otelcol topic read back and its
-spans counted, the ragpulse topic holds one record per RAG span.
-
-Command ({time.strftime("%Y-%m-%d")}, {os.cpu_count()} cores, {cpu_model()}; load average
-{load[0]:.1f} at the end from other jobs on the machine, so absolute figures are low and noisy;
-the ratio, measured alternately, is the result):
-
-    bash bench/build_otelcol.sh
-    RAGPULSE_KAFKA_HOME=~/.cache/ragpulse/kafka .venv/bin/python bench/peer_collector.py \\
-        --spans {spans} --rounds {args.rounds} --payloads {args.payloads} --write-results
-
-| payload | collector | spans/s (median) | CPU ms / 1,000 spans (median) | per round |
-| --- | --- | ---: | ---: | --- |
-""" + "\n".join(rows) + "\n"
+    section = results_section(args, spans, payloads, collectors, results, sizes)
     print(section)
     if args.write_results:
         with open(REPO / "bench" / "RESULTS.md", "a", encoding="utf-8") as f:
             f.write(section)
 
 
+def results_section(args: argparse.Namespace, spans: int, payloads: list[str], collectors: list[Collector],
+                    results: dict[tuple[str, str], list[dict[str, float]]], sizes: dict[str, float]) -> str:
+    version = (kafka_home() / "VERSION").read_text().strip()
+    names = [c.name for c in collectors]
+    rows = []
+    for payload in payloads:
+        o = results[(payload, "otelcol")]
+        for name in names:
+            ms = results[(payload, name)]
+            rows.append(f"| {payload} | {name} | {median([m['spans_s'] for m in ms]):,.0f} | "
+                        f"{median([m['cpu_ms_per_1k'] for m in ms]):,.1f} | "
+                        + ", ".join(f"{m['cpu_ms_per_1k']:.1f}" for m in ms) + " |")
+        target = 2 if payload == "mixed" else 3
+        for name in names[1:]:
+            per_round = [b["cpu_ms_per_1k"] / a["cpu_ms_per_1k"] for a, b in zip(o, results[(payload, name)],
+                                                                                    strict=True)]
+            rows.append(f"| {payload} | **{name} / otelcol** (CPU) | | **{median(per_round):.2f}x** "
+                        f"(target <= {target}x) | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
+        one = results.get((payload, "ragpulse"))
+        for name in names[2:] if one is not None else []:
+            per_round = [b["spans_s"] / a["spans_s"] for a, b in zip(one, results[(payload, name)], strict=True)]
+            rows.append(f"| {payload} | **{name} / ragpulse** (spans/s) | **{median(per_round):.2f}x** "
+                        f"(target >= 1.7x) | | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
+    load = os.getloadavg()
+    return f"""
+## Collector cost per span vs the OpenTelemetry Collector
+
+What: CPU per span of `ragpulse collector` and of the OpenTelemetry Collector (the peer, built by
+`bench/build_otelcol.sh`: otlpreceiver and batchprocessor v0.165.0, kafkaexporter v0.165.1), both
+OTLP/HTTP protobuf in → one Kafka broker out (Apache Kafka {version}, `deploy/kafka/broker.sh`),
+same pre-encoded requests of 100 spans from a client process with {args.connections} keep-alive
+connections, {spans:,} spans per collector per round, {args.rounds} rounds alternating the collectors
+(order reversed every other round). otelcol: `otlp_proto`, acks all, {args.compression},
+`partition_traces_by_id`, every span forwarded; ragpulse (receiver.workers {args.workers}): its Kafka
+bus (acks all, idempotent, {args.compression}), default conventions, one record per RAG span. CPU
+from /proc/<pid>/stat (utime + stime; a ragpulse parent's and its workers' together) from the
+first request until every message is on the topic. Payloads: RAG spans
+({sizes.get("rag", 0):,.0f} bytes of OTLP per span), mixed traces of 20 spans, 1 RAG + 19 HTTP/DB
+spans with 10 attributes ({sizes.get("mixed", 0):,.0f} bytes per span). Nothing lost: the otelcol
+topic read back and its spans counted, each ragpulse topic holds one record per RAG span.
+
+Command ({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, {os.cpu_count()} cores, {cpu_model()};
+load average {load[0]:.1f} at the end from other jobs on the machine, so absolute figures are low
+and noisy; the ratios, measured alternately, are the result):
+
+    bash bench/build_otelcol.sh
+    RAGPULSE_KAFKA_HOME=~/.cache/ragpulse/kafka .venv/bin/python bench/peer_collector.py \\
+        --spans {spans} --rounds {args.rounds} --payloads {args.payloads} --workers {args.workers} \\
+        --connections {args.connections} --write-results
+
+| payload | collector | spans/s (median) | CPU ms / 1,000 spans (median) | per round |
+| --- | --- | ---: | ---: | --- |
+""" + "\n".join(rows) + "\n"
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "otlp-client":
-        otlp_client(sys.argv[2], sys.argv[3])
+        otlp_client(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         main()

@@ -171,6 +171,10 @@ def _busy_response(max_connections: int) -> bytes:
 
 class _BoundedServer(ThreadingHTTPServer):
     daemon_threads = True
+    # The listen backlog. The standard library's 5 overflows when a burst of exporters connects
+    # at once, and with SYN cookies on the kernel then resets some of those connections after they
+    # sent their request. Connections past max_connections are still answered 503 on accepting.
+    request_queue_size = 1024
 
     def __init__(
         self,
