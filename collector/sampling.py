@@ -18,7 +18,8 @@ SERVICE_RULE_PREFIX = "service:"
 
 @dataclass
 class SamplingConfig:
-    # Share of traces kept for scoring, decided on the trace id so every collector keeps the same ones.
+    # Share of traces kept for scoring, decided on the trace's randomness so every collector keeps the
+    # same ones.
     default_probability: float = 1.0
     # service.name → probability; a service not listed gets default_probability.
     per_service: dict[str, float] = field(default_factory=dict)
