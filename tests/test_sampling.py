@@ -36,7 +36,8 @@ def test_per_service_probability_and_adjusted_count() -> None:
     assert kept is not None and kept.adjusted_count == 4.0 and kept.rule == "service:noisy"
     assert sampler.decide(b"\x00" * 16, Subject("noisy")).sampling is None
     assert sampler.decide(b"\x00" * 16, Subject("other")).rule == "default"
-    assert ConsistentSampler(SamplingConfig(default_probability=0.0)).decide(b"\xff" * 16, Subject("x")).sampling is None
+    never = ConsistentSampler(SamplingConfig(default_probability=0.0))
+    assert never.decide(b"\xff" * 16, Subject("x")).sampling is None
 
 
 def test_lower_probability_keeps_a_subset() -> None:
