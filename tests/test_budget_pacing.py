@@ -124,9 +124,11 @@ def fault_server() -> Iterator[FaultInjectingOpenAIServer]:
 def test_a_spent_budget_skips_records_before_the_judge_is_called(fault_server, tmp_path: Path,
                                                                   pacing: bool) -> None:
     # A price at which the first record's two calls spend the whole budget: each call costs more
-    # than half of it (the fault-injecting server reports ~1 token per 4 characters).
+    # than half of it (the fault-injecting server reports ~1 token per 4 characters). One record at
+    # a time: records in flight together all pass the budget check before the first is charged.
     config_path = tmp_path / "c.yaml"
-    config_path.write_text(yaml.safe_dump({"scorer": {"judge": "openai", "metrics": ["faithfulness"], "openai": {
+    config_path.write_text(yaml.safe_dump({"scorer": {
+        "judge": "openai", "metrics": ["faithfulness"], "concurrency": 1, "openai": {
         "model": "tiny", "base_url": fault_server.base_url, "api_key": "unused", "budget_usd": 1.0,
         "budget_pacing": pacing, "prices": {"tiny": {"prompt_per_1m": 2800.0, "completion_per_1m": 2800.0}}}}}))
     config = load_config(config_path, environ={})
