@@ -71,23 +71,20 @@ class KafkaRecordPublisher:
             except RecordTooLarge:
                 too_large.append(index)
         self._settle(len(too_large))
+        sent = 0
         try:
-            for sent, (key, value) in enumerate(fitted):
-                unsent = len(fitted) - sent
-                try:
-                    future = self._sender.send(key, value)
-                except kafka_errors.KafkaTimeoutError:
-                    self._settle(unsent)
-                    self._metrics.refused.labels(reason="unavailable").inc(unsent)
-                    raise BusFull(self._retry_after_s) from None
-                except Exception as e:
-                    self._settle(unsent)
-                    self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
-                    raise
+            for future in self._sender.send(fitted):
                 future.add_callback(self._on_delivered)
                 future.add_errback(self._on_failed)
-        finally:
-            self._sender.wake()  # also for the records before a failed send: they are on their way
+                sent += 1
+        except kafka_errors.KafkaTimeoutError:
+            self._settle(len(fitted) - sent)
+            self._metrics.refused.labels(reason="unavailable").inc(len(fitted) - sent)
+            raise BusFull(self._retry_after_s) from None
+        except Exception as e:
+            self._settle(len(fitted) - sent)
+            self._metrics.delivery_failures.labels(topic=self._topic, reason=failure_reason(e)).inc()
+            raise
         return too_large
 
     def publish(self, key: bytes, value: bytes) -> None:

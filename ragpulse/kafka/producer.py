@@ -5,6 +5,7 @@ collector's batch sender onto one topic."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kafka import KafkaProducer
@@ -66,7 +67,10 @@ class TraceIdPartitioner(Partitioner):
         self._sorted: dict[str, tuple[frozenset[int], list[int]]] = {}
 
     def partition(self, topic, key, serialized_key, value, serialized_value, cluster):  # noqa: ANN001, ANN201 - kafka-python's signature
-        partitions = cluster.partitions_for_topic(topic)
+        return self.choose(topic, cluster.partitions_for_topic(topic), serialized_key)
+
+    def choose(self, topic: str, partitions: set[int] | None, serialized_key: bytes | None) -> int:
+        """The partition among the topic's `partitions` (as ClusterMetadata lists them)."""
         if not partitions:
             raise ValueError(f"Topic {topic} not found in ClusterMetadata")
         cached = self._sorted.get(topic)
@@ -110,41 +114,47 @@ def producer_config(kafka: KafkaConfig, client_suffix: str, linger_ms: int | Non
 
 
 class TopicSender:
-    """KafkaProducer.send for one topic, without its per-call work: send() checks headers and types,
-    serialises, estimates the size, and formats the producer's name for a debug line whether or not
-    debug is on, then wakes the network thread for every new batch. That is a third of the
-    producer's CPU per record; the collector's records are bytes already cut to fit
-    (max_message_bytes). Records go to the same accumulator, partitioner and network thread, so
-    batching, idempotence, acks and retries are the producer's own. It reads kafka-python 3.0's
-    producer internals (the version pyproject.toml pins); tests/kafka/test_collector_kafka.py
-    reads the records back from the broker."""
+    """KafkaProducer.send for runs of records onto one topic, without its per-call work: send()
+    checks headers and types, serialises, estimates the size, looks the topic's partitions up twice
+    (a new set each time) and formats the producer's name for a debug line whether or not debug is
+    on, then wakes the network thread for every new batch. That was a third of the producer's CPU
+    per record; the collector's records are bytes already cut to fit (max_message_bytes). Records go
+    to the same accumulator, partitioner and network thread, so batching, idempotence, acks and
+    retries are the producer's own. It reads kafka-python 3.0's producer internals (the version
+    pyproject.toml pins); tests/kafka/test_collector_kafka.py reads the records back from the
+    broker."""
 
     def __init__(self, producer: KafkaProducer, topic: str) -> None:
+        partitioner = producer.config["partitioner"]
+        if not isinstance(partitioner, TraceIdPartitioner):
+            raise TypeError("TopicSender needs the producer to partition with TraceIdPartitioner")
+        self._partitioner = partitioner
         self._producer = producer
         self._topic = topic
         self._accumulator = producer._accumulator
         self._sender = producer._sender
         self._metadata = producer._metadata
-        self._partitioner = producer.config["partitioner"]
         self._partitions: dict[int, TopicPartition] = {}
-        self._wake = False
 
-    def send(self, key: bytes, value: bytes) -> FutureRecordMetadata:
-        metadata = self._metadata
-        if metadata.partitions_for_topic(self._topic) is None:
-            # Metadata gone (expired, topic deleted): send() waits for it up to max_block_ms.
-            return self._producer.send(self._topic, key=key, value=value)
-        partition = self._partitioner.partition(self._topic, key, key, value, value, metadata)
-        tp = self._partitions.get(partition)
-        if tp is None:
-            tp = self._partitions[partition] = TopicPartition(self._topic, partition)
-        future, batch_full, new_batch, _ = self._accumulator.append(tp, None, key, value, [])
-        self._wake = self._wake or batch_full or new_batch
-        return future
-
-    def wake(self) -> None:
-        """Call after a run of send(): the network thread wakes once for the run's new or full
-        batches, not once per batch."""
-        if self._wake:
-            self._wake = False
-            self._sender.wakeup()
+    def send(self, records: Iterable[tuple[bytes, bytes]]) -> Iterator[FutureRecordMetadata]:
+        """Each record's future, as the record is appended. The network thread is woken once, when
+        the run ends (or a send raises), for the run's new or full batches."""
+        partitions = self._metadata.partitions_for_topic(self._topic)
+        wake = False
+        try:
+            for key, value in records:
+                if partitions is None:
+                    # Metadata gone (expired, topic deleted): send() waits for it up to max_block_ms.
+                    yield self._producer.send(self._topic, key=key, value=value)
+                    partitions = self._metadata.partitions_for_topic(self._topic)
+                    continue
+                number = self._partitioner.choose(self._topic, partitions, key)
+                tp = self._partitions.get(number)
+                if tp is None:
+                    tp = self._partitions[number] = TopicPartition(self._topic, number)
+                future, batch_full, new_batch, _ = self._accumulator.append(tp, None, key, value, [])
+                wake = wake or batch_full or new_batch
+                yield future
+        finally:
+            if wake:
+                self._sender.wakeup()
