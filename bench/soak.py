@@ -3,6 +3,7 @@ descriptors and threads sampled every minute; after a warm-up each series must s
 
     python bench/soak.py [--minutes 30] [--rate 6] [--noise 10] [--warmup 5]
                          [--rss-margin-mb 30] [--rss-margin-pct 10] [--fd-margin 10] [--thread-margin 10]
+                         [--tracemalloc FRAMES --snapshots DIR --snapshot-every MIN]
 
 Load, from apps instrumented with the real OpenTelemetry SDK (TracerProvider, BatchSpanProcessor,
 OTLP exporters with their defaults), half over HTTP and half over gRPC:
@@ -26,6 +27,11 @@ records received = scored + skipped + dead-lettered + dropped + still queued.
 Flat: over the samples after --warmup minutes, max - min of RSS <= max(--rss-margin-mb,
 --rss-margin-pct % of the smallest), of fds <= --fd-margin, of threads <= --thread-margin.
 Exits 1 when a series is not flat or the books do not balance, and says which.
+
+--tracemalloc FRAMES (a diagnostic; its RSS is not the product's: tracemalloc costs memory and
+CPU): ragpulse runs with PYTHONTRACEMALLOC=FRAMES and bench/tracemalloc_site first on its
+PYTHONPATH, which writes a tracemalloc snapshot and a line of totals (traced, VmRSS, glibc heap)
+into --snapshots every --snapshot-every minutes; bench/soak_tracemalloc.py compares them.
 """
 
 from __future__ import annotations
@@ -290,6 +296,15 @@ class Load:
                 c.close()  # type: ignore[attr-defined]
 
 
+def tracemalloc_env(frames: int, folder: Path | None, every_min: float) -> dict[str, str]:
+    if not frames or folder is None:
+        return {}
+    site = str(Path(__file__).resolve().parent / "tracemalloc_site")
+    return {"PYTHONTRACEMALLOC": str(frames), "SOAK_TRACEMALLOC_DIR": str(folder.resolve()),
+            "SOAK_TRACEMALLOC_EVERY_S": str(every_min * 60),
+            "PYTHONPATH": os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p)}
+
+
 def spread(values: list[float]) -> float:
     return max(values) - min(values)
 
@@ -305,12 +320,18 @@ def main() -> int:
     parser.add_argument("--rss-margin-pct", type=float, default=10.0)
     parser.add_argument("--fd-margin", type=int, default=10, help="max - min of open fds (+-5)")
     parser.add_argument("--thread-margin", type=int, default=10, help="max - min of threads (+-5)")
+    parser.add_argument("--tracemalloc", type=int, default=0, metavar="FRAMES",
+                        help="diagnostic: trace ragpulse's allocations with this many frames (0: off)")
+    parser.add_argument("--snapshots", type=Path, help="folder for the tracemalloc snapshots")
+    parser.add_argument("--snapshot-every", type=float, default=5.0, help="minutes between snapshots")
     args = parser.parse_args()
+    if args.tracemalloc and args.snapshots is None:
+        parser.error("--tracemalloc needs --snapshots DIR")
 
     tmp = Path(tempfile.mkdtemp(prefix="ragpulse-soak-"))
     settings = {"prometheus": {"label_cap": LABEL_CAP, "route_label": True},
                 "sampling": {"per_service": {SAMPLED_SERVICE: 0.5}}}
-    proc = RagpulseProcess(tmp, settings)
+    proc = RagpulseProcess(tmp, settings, env=tracemalloc_env(args.tracemalloc, args.snapshots, args.snapshot_every))
     pid = proc.proc.pid
     print(f"cpu: {cpu_model()} ({os.cpu_count()} cpus), load average {os.getloadavg()[0]:.1f}; "
           f"ragpulse pid {pid}, log {proc.log_path}")
