@@ -165,7 +165,8 @@ def _handler_class(
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            if self.command != "HEAD":
+            # An empty ExportTraceServiceResponse, the usual answer, encodes to no bytes: no write.
+            if payload and self.command != "HEAD":
                 self.wfile.write(payload)
 
     return Handler
