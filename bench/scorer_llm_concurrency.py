@@ -2,7 +2,8 @@
 flight at several openai.max_concurrency, on the in-process bus and on Kafka.
 
     python bench/scorer_llm_concurrency.py [--latency 1.5] [--max-concurrency 1 16 64] [--seconds 30]
-                                           [--buses memory kafka] [--rounds 1] [--write-results]
+                                           [--buses memory kafka] [--rounds 1] [--concurrency N]
+                                           [--write-results]
 
 The judge is the test suite's fault-injecting OpenAI-compatible server (tests/support/), every reply
 held back --latency seconds. The scorer is the real CLI: `ragpulse up` (in-process bus, records sent
@@ -143,7 +144,7 @@ def run_once(bus: str, max_concurrency: int, args: argparse.Namespace, server: F
     values = record_values(n)
     fed = [f"{i + 1:032x}-{i + 1:016x}" for i in range(n)]
     settings: dict[str, Any] = {
-        "scorer": {"judge": "openai", "recent_scores": PAGE_LIMIT,
+        "scorer": {"judge": "openai", "recent_scores": PAGE_LIMIT, "concurrency": args.concurrency,
                    "openai": {"model": "bench", "base_url": server.base_url, "api_key": "unused",
                               "max_concurrency": max_concurrency, "timeout_s": 60}},
         "log_level": "warning",
@@ -272,6 +273,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="length of each run at the ceiling")
     parser.add_argument("--buses", nargs="+", choices=["memory", "kafka"], default=["memory", "kafka"])
     parser.add_argument("--rounds", type=int, default=1, help="rounds, buses and settings alternating")
+    parser.add_argument("--concurrency", type=int, help="scorer.concurrency (unset: derived from max_concurrency)")
     parser.add_argument("--write-results", action="store_true", help="append the section to bench/RESULTS.md")
     args = parser.parse_args()
     # Stopped from outside: still stop the scorer and the broker (the finally blocks).

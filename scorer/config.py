@@ -14,8 +14,6 @@ from ragpulse.scorer.selfcheck_config import SelfCheckConfig
 
 JUDGES = ("local", "openai")
 ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
-# Records in flight per request slot of the openai judge when scorer.concurrency is unset.
-RECORDS_PER_REQUEST_SLOT = 2
 
 
 @dataclass
@@ -42,8 +40,8 @@ class ScorerConfig:
     # SelfCheck consistency (metric selfcheck): where its sampled answers come from.
     selfcheck: SelfCheckConfig = field(default_factory=SelfCheckConfig)
     # Records scored at the same time. Unset: 1 with the local judge (the CPU is the limit); with
-    # the openai judge, twice openai.max_concurrency: a record waits on one request at a time and
-    # spends part of its time off the endpoint, so fewer records would leave request slots idle.
+    # the openai judge, openai.max_concurrency: a record waits on one request at a time, so fewer
+    # records would leave request slots idle (twice as many were measured no faster).
     concurrency: int | None = None
     # Window (records per service and metric) of the rolling-mean gauge.
     rolling_window: int = 200
@@ -103,5 +101,5 @@ class ScorerConfig:
         if self.concurrency is not None:
             return self.concurrency
         if self.judge == "openai" and self.openai is not None:
-            return RECORDS_PER_REQUEST_SLOT * self.openai.max_concurrency
+            return self.openai.max_concurrency
         return 1

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 from ragpulse.app import build_scorer
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus
-from ragpulse.scorer.config import RECORDS_PER_REQUEST_SLOT, ScorerConfig
+from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 
 MAX_CONCURRENCY = 8
@@ -38,7 +38,7 @@ def slow_server() -> Iterator[FaultInjectingOpenAIServer]:
 def test_records_in_flight_follow_the_judge_unless_set() -> None:
     assert ScorerConfig().records_in_flight() == 1
     openai = ScorerConfig(judge="openai", openai=OpenAIJudgeConfig(model="m", max_concurrency=64))
-    assert openai.records_in_flight() == RECORDS_PER_REQUEST_SLOT * 64
+    assert openai.records_in_flight() == 64
     openai.concurrency = 3
     assert openai.records_in_flight() == 3
 
