@@ -97,4 +97,9 @@ def load_static_model(root: Path | None = None) -> StaticModel:
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokenizer.no_padding()
     tokenizer.no_truncation()
+    # The BPE model caches its first 10,000 inputs under 256 bytes and never evicts them; with no
+    # pre-tokenizer an input is a whole text, so in a scorer that sees distinct texts the cache is
+    # native memory that never pays (a soak's RSS grew by ~60 MB while it filled). The judge caches
+    # the embeddings of the texts and words it sees again itself (judge.py, bounded, LRU).
+    tokenizer.model._resize_cache(0)
     return StaticModel(table=table, tokenizer=tokenizer)
