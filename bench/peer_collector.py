@@ -3,7 +3,7 @@
     bash bench/build_otelcol.sh        # once: the peer, into ~/.cache/ragpulse/otelcol
     RAGPULSE_KAFKA_HOME=~/.cache/ragpulse/kafka \\
         .venv/bin/python bench/peer_collector.py [--spans 20000] [--rounds 3] [--workers 1,2] \\
-        [--connections 2] [--write-results]
+        [--connections 2] [--baseline REV] [--write-results]
 
 The collectors run at once against one real broker (deploy/kafka/broker.sh, on a free port) and
 take the same pre-encoded OTLP/HTTP protobuf requests (100 spans each) from a client process with
@@ -11,7 +11,8 @@ one thread per keep-alive connection (--connections); they are measured alternat
 round (the order reversed every other round), so machine load hits all alike. `--workers 1,2` runs
 one ragpulse collector per worker count (receiver.workers); the kernel spreads connections over
 a collector's workers, so give it several (--connections 16). Its CPU is that of the parent and
-its workers together.
+its workers together. `--baseline REV` adds ragpulse as of a git revision (one worker, run from
+`git archive REV` with the same venv), for a before/after ratio measured in the same rounds.
 
 - otelcol: otlpreceiver (HTTP) → batch processor → kafka exporter (`otlp_proto`, acks all, lz4,
   `partition_traces_by_id`: one message per trace per batch). It forwards every span.
@@ -260,8 +261,10 @@ class Otelcol(Collector):
 
 
 class Ragpulse(Collector):
-    def __init__(self, broker: KafkaBroker, tmp: Path, topic: str, compression: str, workers: int) -> None:
-        self.name = "ragpulse" if workers == 1 else f"ragpulse {workers}w"
+    def __init__(self, broker: KafkaBroker, tmp: Path, topic: str, compression: str, workers: int,
+                 revision: str | None = None) -> None:
+        """`revision`: ragpulse as of that git revision (one worker), from checkout_revision()."""
+        self.name = f"ragpulse@{revision}" if revision else "ragpulse" if workers == 1 else f"ragpulse {workers}w"
         self.topic = topic
         self.http_endpoint = f"127.0.0.1:{free_port()}"
         config = {
@@ -270,16 +273,31 @@ class Ragpulse(Collector):
                 "scores_topic": f"{topic}.scores", "dlq_topic": f"{topic}.dlq", "records_partitions": 4}},
             "prometheus": {"endpoint": f"127.0.0.1:{free_port()}"},
             "receiver": {"grpc_endpoint": f"127.0.0.1:{free_port()}", "http_endpoint": self.http_endpoint,
-                         "enable_grpc": False, "workers": workers},
+                         "enable_grpc": False, **({"workers": workers} if workers > 1 else {})},
             "log_level": "warning",
         }
-        path = tmp / f"ragpulse-{workers}.yaml"
+        path = tmp / f"ragpulse-{revision or workers}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        self.log = tmp / f"ragpulse-{workers}.log"
+        self.log = tmp / f"ragpulse-{revision or workers}.log"
+        tree = checkout_revision(tmp, revision) if revision else None
+        env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "ragpulse.cli", "collector", "--config", str(path)],
-                                         stdout=out, stderr=subprocess.STDOUT)
+                                         stdout=out, stderr=subprocess.STDOUT, cwd=tree, env=env)
         wait_line(self.proc, self.log, "all ready in" if workers > 1 else "ready in", timeout_s=120)
+
+
+def checkout_revision(tmp: Path, revision: str) -> Path:
+    """The repository's files at `revision`, importable as the `ragpulse` package with this venv's
+    dependencies: run from there with it on PYTHONPATH, it comes before the editable install of the
+    working tree. The links stand in for pyproject.toml's package-dir mapping."""
+    tree = tmp / f"rev-{revision}"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    for package in ("collector", "scorer"):
+        (tree / "ragpulse" / package).symlink_to(tree / package)
+    return tree
 
 
 def _wait_port(proc: subprocess.Popen, log: Path, endpoint: str, timeout_s: float = 60) -> None:
@@ -372,6 +390,8 @@ def main() -> None:
     parser.add_argument("--payloads", default="rag,mixed", help="rag, mixed or both (comma-separated)")
     parser.add_argument("--workers", default="1", help="ragpulse collectors to run, by receiver.workers (e.g. 1,2)")
     parser.add_argument("--connections", type=int, default=2, help="the client's keep-alive connections")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also run ragpulse as of this git revision (one worker), for a before/after ratio")
     parser.add_argument("--compression", default="lz4")
     parser.add_argument("--write-results", action="store_true", help="append the section to bench/RESULTS.md")
     args = parser.parse_args()
@@ -393,6 +413,9 @@ def main() -> None:
             otel_topic = "bench.otelcol.spans"
             broker.create_topic(otel_topic, partitions=4)
             collectors = [Otelcol(broker, tmp, otel_topic)]
+            if args.baseline:
+                collectors.append(Ragpulse(broker, tmp, "bench.ragpulse.baseline.records", args.compression, 1,
+                                           args.baseline))
             for workers in worker_counts:
                 collectors.append(Ragpulse(broker, tmp, f"bench.ragpulse{workers}.records", args.compression, workers))
             offsets = Offsets(broker)
@@ -468,7 +491,12 @@ def results_section(args: argparse.Namespace, spans: int, payloads: list[str], c
             rows.append(f"| {payload} | **{name} / otelcol** (CPU) | | **{median(per_round):.2f}x** "
                         f"(target <= {target}x) | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
         one = results.get((payload, "ragpulse"))
-        for name in names[2:] if one is not None else []:
+        baseline = results.get((payload, f"ragpulse@{args.baseline}"))
+        if one is not None and baseline is not None:
+            per_round = [b["cpu_ms_per_1k"] / a["cpu_ms_per_1k"] for a, b in zip(baseline, one, strict=True)]
+            rows.append(f"| {payload} | **ragpulse / ragpulse@{args.baseline}** (CPU) | | "
+                        f"**{median(per_round):.2f}x** | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
+        for name in [n for n in names[1:] if n.startswith("ragpulse ")] if one is not None else []:
             per_round = [b["spans_s"] / a["spans_s"] for a, b in zip(one, results[(payload, name)], strict=True)]
             rows.append(f"| {payload} | **{name} / ragpulse** (spans/s) | **{median(per_round):.2f}x** "
                         f"(target >= 1.7x) | | " + ", ".join(f"{x:.2f}x" for x in per_round) + " |")
@@ -497,7 +525,7 @@ and noisy; the ratios, measured alternately, are the result):
     bash bench/build_otelcol.sh
     RAGPULSE_KAFKA_HOME=~/.cache/ragpulse/kafka .venv/bin/python bench/peer_collector.py \\
         --spans {spans} --rounds {args.rounds} --payloads {args.payloads} --workers {args.workers} \\
-        --connections {args.connections} --write-results
+        --connections {args.connections}{f" --baseline {args.baseline}" if args.baseline else ""} --write-results
 
 | payload | collector | spans/s (median) | CPU ms / 1,000 spans (median) | per round |
 | --- | --- | ---: | ---: | --- |
