@@ -69,6 +69,13 @@ def record_trace_ids(kafka_broker, cfg: KafkaConfig, expected: int) -> list[str]
             return found
 
 
+def stop(collector: RagpulseProcess, apps: list[RagApp]) -> None:
+    """The apps' exporters closed, then the collector: SIGTERM, and a clean exit of every worker."""
+    for app in apps:
+        app.close()
+    assert collector.stop() == 0, collector.log()
+
+
 def test_spans_sent_to_the_shared_ports_reach_kafka_once_across_two_workers(
         kafka_broker, kafka_config: KafkaConfig, tmp_path: Path) -> None:
     collector = start_workers(tmp_path, kafka_config)
@@ -84,9 +91,7 @@ def test_spans_sent_to_the_shared_ports_reach_kafka_once_across_two_workers(
         assert len(per_worker) == 2 and all(n > 0 for n in per_worker), per_worker
         assert sum(per_worker) == len(sent)
     finally:
-        for app in apps:
-            app.close()
-        assert collector.stop() == 0, collector.log()
+        stop(collector, apps)
     assert "stopped: {'drained': True, 'unacknowledged': 0}" in collector.log()
 
 
@@ -108,9 +113,7 @@ def test_a_killed_worker_is_restarted_and_the_ports_keep_taking_spans(
         assert sorted(found) == sorted(sent)
         assert spans_received(workers(collector)[0][1]) > 0  # the new worker 0 takes connections
     finally:
-        for app in apps:
-            app.close()
-        assert collector.stop() == 0, collector.log()
+        stop(collector, apps)
 
 
 def spans_received_or_none(metrics: str) -> float | None:
