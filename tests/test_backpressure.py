@@ -18,6 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
 from otlp_requests import add_rag_span, rag_request
+from ports import loopback_receivers
 from prometheus_client import CollectorRegistry
 
 from ragpulse.app import OneProcess, build_collector
@@ -102,7 +103,7 @@ def _received_sampled_dropped(registry: CollectorRegistry) -> tuple[float, float
 
 
 def test_a_refused_request_publishes_and_buffers_nothing_and_its_retry_everything() -> None:
-    config = Config(extract=ExtractConfig(assembly=AssemblyConfig(grace_s=0.1)))
+    config = loopback_receivers(Config(extract=ExtractConfig(assembly=AssemblyConfig(grace_s=0.1))))
     bus, registry = InProcessBus(capacity=4), CollectorRegistry()
     parts = build_collector(config, bus, registry)
     bus.publish_batch([(b"filler", b"{}")] * 2)
@@ -125,7 +126,7 @@ def test_a_refused_request_publishes_and_buffers_nothing_and_its_retry_everythin
 
 
 def test_an_assembled_trace_waits_for_room_instead_of_being_dropped() -> None:
-    config = Config(extract=ExtractConfig(assembly=AssemblyConfig(grace_s=0.1)))
+    config = loopback_receivers(Config(extract=ExtractConfig(assembly=AssemblyConfig(grace_s=0.1))))
     bus, registry = InProcessBus(capacity=1), CollectorRegistry()
     parts = build_collector(config, bus, registry)
     bus.publish(b"filler", b"{}")
