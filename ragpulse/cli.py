@@ -148,7 +148,8 @@ def _run_workers(args: argparse.Namespace, config: Config, started: float) -> in
         supervisor.start()
         if supervisor.wait_ready(stop):
             names = {"grpc": "gRPC", "http": "HTTP"}
-            receivers = ", ".join(f"OTLP {names[protocol]} {endpoint}" for protocol, endpoint in ports.endpoints.items())
+            receivers = ", ".join(f"OTLP {names[protocol]} {endpoint}"
+                                  for protocol, endpoint in ports.endpoints.items())
             print(f"ragpulse {__version__} collector: {workers} workers (pids "
                   f"{', '.join(map(str, supervisor.pids()))}) on {receivers} → {config.bus.kafka.records_topic}; "
                   f"worker I serves /metrics on {config.prometheus.endpoint} port + I "
