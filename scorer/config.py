@@ -76,6 +76,11 @@ class ScorerConfig:
             raise ConfigError(f"{key(where, 'aspect_strictness')} must be an odd number >= 1, not "
                               f"{self.aspect_strictness}")
         for name, threshold in self.bad_event_threshold.items():
+            # Aspect critiques are verdicts (yes/no shares, ragpulse_aspect_verdicts_total), and some
+            # are bad when yes: a "below the threshold" rule would count the wrong side for them.
+            if name not in METRIC_NAMES:
+                raise ConfigError(f"{key(where, 'bad_event_threshold')}: unknown metric {name!r}; known: "
+                                  f"{', '.join(METRIC_NAMES)} (aspect critiques take no threshold)")
             require_probability(key(where, f"bad_event_threshold.{name}"), threshold)
         require_one_of(key(where, "judge"), self.judge, JUDGES)
         if self.judge == "openai" and self.openai is None:

@@ -46,6 +46,8 @@ def test_file_then_environment(tmp_path: Path) -> None:
         ("scorer:\n  metrics: [faithfulness, bleu]\n", "unknown metric 'bleu'"),
         ("scorer:\n  concurrency: many\n", "scorer.concurrency must be a whole number"),
         ("bus:\n  kind: rabbit\n", "bus.kind must be"),
+        ("scorer:\n  bad_event_threshold: {aspect:harmfulness: 0.5}\n",
+         "scorer.bad_event_threshold: unknown metric 'aspect:harmfulness'"),
         ("- a list\n", "must hold a mapping"),
         ("redaction:\n  patterns: ['(unclosed']\n", "redaction.patterns[0] is not a valid regular expression"),
     ],
