@@ -47,7 +47,7 @@ class OtlpHttpReceiver(BackgroundHTTPServer):
             host, port, _handler_class(pipeline, metrics, config, config.guard(host)), "otlp-http",
             limits=config.connection_limits(), on_refused=lambda: _count_refusal(metrics, "connections"),
             tls=config.tls.server_context(key("receiver", "tls")) if config.tls.enabled else None,
-            reuse_port=config.workers > 1,
+            reuse_port=config.workers > 1, on_handshake_failure=metrics.tls_handshake_failures,
         )
 
 

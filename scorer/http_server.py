@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from ragpulse.core import tls_failures
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.http_guard import RequestGuard
@@ -34,12 +35,13 @@ class ScorerHttpServer(BackgroundHTTPServer):
 
     def __init__(
         self, host: str, port: int, registry: CollectorRegistry | None, page: PageHandler | None = None,
-        security: PrometheusConfig | None = None,
+        security: PrometheusConfig | None = None, on_handshake_failure: tls_failures.OnFailure = lambda reason: None,
     ) -> None:
         security = security or PrometheusConfig()
         self.scheme = "https" if security.tls.enabled else "http"
         super().__init__(host, port, _handler_class(registry, page, security.guard(host)), "metrics-http",
-                         tls=security.tls.server_context("prometheus.tls") if security.tls.enabled else None)
+                         tls=security.tls.server_context("prometheus.tls") if security.tls.enabled else None,
+                         on_handshake_failure=on_handshake_failure)
 
 
 class ScorerHttp:
@@ -51,11 +53,12 @@ class ScorerHttp:
     ) -> None:
         page = page if page_config.enabled else None
         host, port = parse_endpoint(prometheus.endpoint, "prometheus.endpoint")
-        self.metrics = ScorerHttpServer(host, port, registry, None if page_config.endpoint else page, prometheus)
+        self.metrics = ScorerHttpServer(host, port, registry, None if page_config.endpoint else page, prometheus,
+                                        tls_failures.counting(registry, "metrics"))
         self.page: ScorerHttpServer | None = None
         if page is not None and page_config.endpoint:
             host, port = parse_endpoint(page_config.endpoint, "page.endpoint")
-            self.page = ScorerHttpServer(host, port, None, page, prometheus)
+            self.page = ScorerHttpServer(host, port, None, page, prometheus, tls_failures.counting(registry, "page"))
         self._has_page = page is not None
 
     @property

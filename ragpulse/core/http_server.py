@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ragpulse.core import tls_failures
 from ragpulse.core.endpoints import format_endpoint
 
 log = logging.getLogger(__name__)
@@ -49,12 +50,15 @@ class BackgroundHTTPServer:
         on_refused: Callable[[], None] = lambda: None,
         tls: ssl.SSLContext | None = None,
         reuse_port: bool = False,
+        on_handshake_failure: tls_failures.OnFailure = lambda reason: None,
     ) -> None:
         """`on_refused` is called (on the accepting thread) for each connection refused at the cap;
         `reuse_port`: other processes may listen on the same port (SO_REUSEPORT), the kernel
-        spreads the connections among them."""
+        spreads the connections among them; `on_handshake_failure` gets the reason
+        (ragpulse.core.tls_failures) of each failed TLS handshake."""
         self._host = host
-        self._server = _BoundedServer((host, port), handler, limits, on_refused, tls, reuse_port)
+        self._server = _BoundedServer((host, port), handler, limits, on_refused, tls, reuse_port,
+                                      on_handshake_failure)
         self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
 
     @property
@@ -184,8 +188,10 @@ class _BoundedServer(ThreadingHTTPServer):
         on_refused: Callable[[], None],
         tls: ssl.SSLContext | None,
         reuse_port: bool,
+        on_handshake_failure: tls_failures.OnFailure,
     ) -> None:
         self.allow_reuse_port = reuse_port
+        self._on_handshake_failure = on_handshake_failure
         self.limits = limits
         self._tls = tls
         self._slots = threading.BoundedSemaphore(limits.max_connections)
@@ -226,6 +232,7 @@ class _BoundedServer(ThreadingHTTPServer):
             return wrapped
         except (OSError, ValueError) as e:  # ssl.SSLError is an OSError; a timeout too
             log.debug("TLS handshake with %s failed: %s", client_address, e)
+            self._on_handshake_failure(tls_failures.reason(e))
             self.shutdown_request(request)
             return None
 

@@ -32,6 +32,7 @@ JUDGE_ENDPOINT = "scorer: judge endpoint"
 EVALUATION_EXPORT = "scorer: evaluations written back to your tracing backend (export.otlp)"
 KAFKA_PRODUCER = "Kafka producers (collector records; scorer scores and dead letters)"
 KAFKA_CONSUMER = "Kafka consumer (scorer)"
+TLS = "TLS on the HTTP servers (collector: OTLP/HTTP receiver; scorer: /metrics and the live page)"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "unauthenticated (no or a wrong receiver.auth token), host (a Host name not in "
                "receiver.allowed_hosts), internal (a ragpulse bug: see its log).",
                ("transport", "reason"), COLLECTOR),
+    # --- ragpulse/core/tls_failures.py (gRPC gives no hook for its handshakes: not counted there)
+    FamilySpec("ragpulse_tls_handshake_failures_total", "counter",
+               "TLS handshakes that failed on an HTTP server (otlp_http, metrics, page), by reason: not_tls "
+               "(plain HTTP or other bytes), no_client_certificate and client_certificate_rejected (mutual "
+               "TLS), server_certificate_rejected (the client's alert: it does not trust our certificate), "
+               "timeout (receiver.read_timeout_s), closed (the client went away), protocol (anything else: "
+               "versions, ciphers).",
+               ("server", "reason"), TLS),
     FamilySpec("ragpulse_spans_received_total", "counter", "Spans received over OTLP.", ("transport",), COLLECTOR),
     FamilySpec("ragpulse_records_received_total", "counter",
                "RAG records extracted from spans (one per question/contexts/answer triple).", ("service",), COLLECTOR),
