@@ -24,6 +24,18 @@ _MAX_TRAILERS = 100
 
 
 def read_body(rfile: BinaryIO, headers: Message, max_bytes: int) -> bytes:
+    size = declared_length(headers, max_bytes)
+    if size is None:
+        return _read_chunked(rfile, max_bytes)
+    body = rfile.read(size)
+    if len(body) < size:
+        raise _framing(f"the connection ended after {len(body)} of the body's {size} bytes")
+    return body
+
+
+def declared_length(headers: Message, max_bytes: int) -> int | None:
+    """The body's Content-Length, or None when it comes chunked; what the headers alone show is
+    wrong (framing, a length over the limit) is raised before any of the body is read."""
     transfer_encoding = headers.get("Transfer-Encoding")
     lengths = headers.get_all("Content-Length") or []
     if transfer_encoding is not None:
@@ -34,7 +46,7 @@ def read_body(rfile: BinaryIO, headers: Message, max_bytes: int) -> bytes:
             raise OtlpDecodeError(
                 501, f"Transfer-Encoding {transfer_encoding!r} is not supported; send chunked or a Content-Length",
                 "unsupported")
-        return _read_chunked(rfile, max_bytes)
+        return None
     if not lengths:
         raise OtlpDecodeError(411, "Content-Length or Transfer-Encoding: chunked is required", "framing")
     if len(lengths) > 1:
@@ -44,10 +56,7 @@ def read_body(rfile: BinaryIO, headers: Message, max_bytes: int) -> bytes:
     size = int(lengths[0])
     if size > max_bytes:
         raise _too_large(f"body of {size} bytes", max_bytes)
-    body = rfile.read(size)
-    if len(body) < size:
-        raise _framing(f"the connection ended after {len(body)} of the body's {size} bytes")
-    return body
+    return size
 
 
 def _read_chunked(rfile: BinaryIO, max_bytes: int) -> bytes:

@@ -20,7 +20,7 @@ from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from ragpulse.collector.http_body import read_body
+from ragpulse.collector.http_body import declared_length, read_body
 from ragpulse.collector.otlp_decode import JSON, PROTOBUF, OtlpDecodeError, decode_request, decompress, media_type
 from ragpulse.collector.otlp_logs import decode_logs_request
 from ragpulse.collector.pipeline import CollectorPipeline
@@ -69,20 +69,43 @@ def _handler_class(
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
             log.debug("otlp-http %s - " + format, self.address_string(), *args)
 
-        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-            answer_type = PROTOBUF if media_type(self.headers.get("Content-Type")) == PROTOBUF else JSON
+        def handle_expect_100(self) -> bool:
+            # The standard library answers "100 Continue" to any request: a client that waits for
+            # it would then send a body that is refused unread. Refuse what the headers show first.
+            if self.command == "POST" and not self._acceptable_before_body(self._answer_type()):
+                return False
+            return super().handle_expect_100()
+
+        def _answer_type(self) -> str:
+            return PROTOBUF if media_type(self.headers.get("Content-Type")) == PROTOBUF else JSON
+
+        def _acceptable_before_body(self, answer_type: str) -> bool:
+            """Refusals the headers alone decide (credentials, Host, path, framing and size): answered
+            without reading the body, which leaves the connection to close."""
             refusal = guard.check(self.headers.get("Host"), self.headers.get("Authorization"))
             if refusal is not None:
-                self.close_connection = True  # the body is not read
+                self.close_connection = True
                 _count_refusal(metrics, refusal.reason)
                 self._reply_status(refusal.status, refusal.message, answer_type, dict(refusal.headers))
-                return
-            path = self.path.split("?", 1)[0]
-            if path not in (TRACES_PATH, LOGS_PATH):
-                self.close_connection = True  # the body is not read
+                return False
+            if self.path.split("?", 1)[0] not in (TRACES_PATH, LOGS_PATH):
+                self.close_connection = True
                 self._reply_status(
                     404, f"unknown path {self.path!r}; traces go to {TRACES_PATH}, logs to {LOGS_PATH}", answer_type)
+                return False
+            try:
+                declared_length(self.headers, max_bytes)
+            except OtlpDecodeError as e:
+                self.close_connection = True
+                self._refuse(e, answer_type)
+                return False
+            return True
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+            answer_type = self._answer_type()
+            if not self._acceptable_before_body(answer_type):
                 return
+            path = self.path.split("?", 1)[0]
             try:
                 body = read_body(self.rfile, self.headers, max_bytes)
             except OtlpDecodeError as e:

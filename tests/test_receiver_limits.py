@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
+import re
 import select
 import socket
 import threading
@@ -363,3 +364,40 @@ def test_gzip_members_one_after_another_are_one_body(receivers: Receivers) -> No
     members = gzip.compress(body[:half]) + gzip.compress(body[half:])
     code, _, _ = _post(receivers, members, {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"})
     assert code == 200 and receivers.bus.depth() == 2
+
+
+def expect_continue(sock: socket.socket, length: int) -> bytes:
+    """Send headers with `Expect: 100-continue` and no body; the first interim or final answer's head."""
+    sock.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+                 f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n".encode("ascii"))
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        chunk = sock.recv(1)
+        assert chunk, f"closed after {head!r}"
+        head += chunk
+    return head
+
+
+def test_expect_continue_over_the_limit_is_413_instead_of_100(receivers: Receivers) -> None:
+    """The standard library answers 100 Continue to anything: the client would then send a body that
+    is refused unread."""
+    with connect(receivers.http) as sock:
+        head = expect_continue(sock, MAX_BYTES + 1)
+        assert head.startswith(b"HTTP/1.1 413 ") and b"Connection: close" in head
+        length = int(re.search(rb"Content-Length: (\d+)", head)[1])  # type: ignore[index]
+        payload = b""
+        while len(payload) < length:
+            payload += sock.recv(length - len(payload))
+        assert "receiver.max_request_bytes" in Status.FromString(payload).message
+        assert closed_by_server(sock)
+    assert receivers.refused("too_large") == 1
+    receivers.assert_still_serving()
+
+
+def test_expect_continue_within_the_limit_gets_100_and_is_processed(receivers: Receivers) -> None:
+    body = one_span_body()
+    with connect(receivers.http) as sock:
+        assert expect_continue(sock, len(body)) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        code, _, _ = read_response(sock)
+    assert code == 200 and receivers.bus.depth() == 1
