@@ -9,7 +9,8 @@ progress (receiver.max_connections; RESOURCE_EXHAUSTED) and the idle timeout; th
 before this module sees the call and are not counted in ragpulse's families. With
 receiver.auth the call's `authorization` metadata must carry a token (UNAUTHENTICATED otherwise,
 counted); with receiver.tls the port speaks TLS, mutual with a client CA (grpc refuses a client
-without a valid certificate in the handshake).
+without a valid certificate in the handshake; grpc has no hook to count failed handshakes), and
+renewed files are loaded as receiver.tls.reload_interval_s says.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from ragpulse.collector.telemetry import CollectorMetrics
 from ragpulse.core.bus import BusFull
 from ragpulse.core.endpoints import format_endpoint
 from ragpulse.core.http_guard import RequestGuard
+from ragpulse.core.settings import key
+from ragpulse.core.tls import Reloading, TlsConfig
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
@@ -87,6 +90,20 @@ class _TraceService:
         self._metrics.refused.labels(transport=TRANSPORT, reason=reason).inc()
 
 
+def _credentials(tls: TlsConfig, metrics: CollectorMetrics) -> grpc.ServerCredentials:
+    """grpc asks the fetcher before each handshake; None keeps the configuration it has."""
+
+    def load() -> grpc.ServerCertificateConfiguration:
+        tls.server_context(key("receiver", "tls"))  # a key that does not match its certificate fails here
+        private_key, chain, client_ca = tls.read()
+        return grpc.ssl_server_certificate_configuration([(private_key, chain)], root_certificates=client_ca)
+
+    files = Reloading(tls, load, metrics.grpc_tls.reloaded, key("receiver", "tls"))
+    return grpc.dynamic_ssl_server_credentials(
+        files.current, lambda: files.current if files.refresh() else None,
+        require_client_authentication=bool(tls.client_ca_file))
+
+
 class OtlpGrpcReceiver:
     protocol = "grpc"
 
@@ -119,10 +136,7 @@ class OtlpGrpcReceiver:
         address = format_endpoint(host, port)
         try:
             if config.tls.enabled:
-                key, chain, client_ca = config.tls.read()
-                credentials = grpc.ssl_server_credentials(
-                    [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None)
-                self.port = self._server.add_secure_port(address, credentials)
+                self.port = self._server.add_secure_port(address, _credentials(config.tls, metrics))
             else:
                 self.port = self._server.add_insecure_port(address)
         except RuntimeError as e:  # grpc's word for a port it cannot bind (taken, not ours)

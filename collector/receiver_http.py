@@ -30,6 +30,7 @@ from ragpulse.core.bus import BusFull
 from ragpulse.core.http_guard import RequestGuard
 from ragpulse.core.http_server import BackgroundHTTPServer
 from ragpulse.core.settings import key
+from ragpulse.core.tls import server_contexts
 
 log = logging.getLogger(__name__)
 TRACES_PATH = "/v1/traces"
@@ -46,8 +47,9 @@ class OtlpHttpReceiver(BackgroundHTTPServer):
         super().__init__(
             host, port, _handler_class(pipeline, metrics, config, config.guard(host)), "otlp-http",
             limits=config.connection_limits(), on_refused=lambda: _count_refusal(metrics, "connections"),
-            tls=config.tls.server_context(key("receiver", "tls")) if config.tls.enabled else None,
-            reuse_port=config.workers > 1, on_handshake_failure=metrics.tls_handshake_failures,
+            tls=server_contexts(config.tls, key("receiver", "tls"), metrics.http_tls.reloaded)
+            if config.tls.enabled else None,
+            reuse_port=config.workers > 1, on_handshake_failure=metrics.http_tls.handshake_failed,
         )
 
 

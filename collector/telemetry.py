@@ -9,7 +9,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
-from ragpulse.core import tls_failures
+from ragpulse.core import tls_telemetry
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.labels import LabelGuard
 
@@ -45,7 +45,8 @@ class CollectorMetrics:
         self.traces_assembled = catalog.counter(registry, "ragpulse_traces_assembled_total")
         self.pending_traces = catalog.gauge(registry, "ragpulse_assembly_pending_traces")
         self.pending_bytes = catalog.gauge(registry, "ragpulse_assembly_pending_bytes")
-        self.tls_handshake_failures = tls_failures.counting(registry, "otlp_http")
+        self.http_tls = tls_telemetry.TlsCounts(registry, "otlp_http")
+        self.grpc_tls = tls_telemetry.TlsCounts(registry, "otlp_grpc")
 
     def service(self, name: str) -> ServiceCounters:
         # Keyed by the bounded label, so the cache is as bounded as the series.

@@ -15,11 +15,12 @@ from http.server import BaseHTTPRequestHandler
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from ragpulse.core import tls_failures
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.http_guard import RequestGuard
 from ragpulse.core.http_server import BackgroundHTTPServer
+from ragpulse.core.tls import server_contexts
+from ragpulse.core.tls_telemetry import TlsCounts
 from ragpulse.scorer.web.page import CONTENT_SECURITY_POLICY, PageConfig
 
 log = logging.getLogger(__name__)
@@ -35,13 +36,15 @@ class ScorerHttpServer(BackgroundHTTPServer):
 
     def __init__(
         self, host: str, port: int, registry: CollectorRegistry | None, page: PageHandler | None = None,
-        security: PrometheusConfig | None = None, on_handshake_failure: tls_failures.OnFailure = lambda reason: None,
+        security: PrometheusConfig | None = None, counts: TlsCounts | None = None,
     ) -> None:
+        """`counts`: where its TLS handshake failures and reloads are counted (None: nowhere)."""
         security = security or PrometheusConfig()
         self.scheme = "https" if security.tls.enabled else "http"
-        super().__init__(host, port, _handler_class(registry, page, security.guard(host)), "metrics-http",
-                         tls=security.tls.server_context("prometheus.tls") if security.tls.enabled else None,
-                         on_handshake_failure=on_handshake_failure)
+        on_reload = counts.reloaded if counts is not None else lambda ok: None
+        tls = server_contexts(security.tls, "prometheus.tls", on_reload) if security.tls.enabled else None
+        super().__init__(host, port, _handler_class(registry, page, security.guard(host)), "metrics-http", tls=tls,
+                         on_handshake_failure=counts.handshake_failed if counts is not None else lambda reason: None)
 
 
 class ScorerHttp:
@@ -54,11 +57,11 @@ class ScorerHttp:
         page = page if page_config.enabled else None
         host, port = parse_endpoint(prometheus.endpoint, "prometheus.endpoint")
         self.metrics = ScorerHttpServer(host, port, registry, None if page_config.endpoint else page, prometheus,
-                                        tls_failures.counting(registry, "metrics"))
+                                        TlsCounts(registry, "metrics"))
         self.page: ScorerHttpServer | None = None
         if page is not None and page_config.endpoint:
             host, port = parse_endpoint(page_config.endpoint, "page.endpoint")
-            self.page = ScorerHttpServer(host, port, None, page, prometheus, tls_failures.counting(registry, "page"))
+            self.page = ScorerHttpServer(host, port, None, page, prometheus, TlsCounts(registry, "page"))
         self._has_page = page is not None
 
     @property

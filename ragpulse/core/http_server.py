@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ragpulse.core import tls_failures
+from ragpulse.core import tls_telemetry
 from ragpulse.core.endpoints import format_endpoint
+from ragpulse.core.tls import Reloading
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +49,14 @@ class BackgroundHTTPServer:
         name: str,
         limits: ConnectionLimits = ConnectionLimits(),
         on_refused: Callable[[], None] = lambda: None,
-        tls: ssl.SSLContext | None = None,
+        tls: Reloading[ssl.SSLContext] | None = None,
         reuse_port: bool = False,
-        on_handshake_failure: tls_failures.OnFailure = lambda reason: None,
+        on_handshake_failure: Callable[[str], None] = lambda reason: None,
     ) -> None:
         """`on_refused` is called (on the accepting thread) for each connection refused at the cap;
         `reuse_port`: other processes may listen on the same port (SO_REUSEPORT), the kernel
         spreads the connections among them; `on_handshake_failure` gets the reason
-        (ragpulse.core.tls_failures) of each failed TLS handshake."""
+        (ragpulse.core.tls_telemetry) of each failed TLS handshake."""
         self._host = host
         self._server = _BoundedServer((host, port), handler, limits, on_refused, tls, reuse_port,
                                       on_handshake_failure)
@@ -186,9 +187,9 @@ class _BoundedServer(ThreadingHTTPServer):
         handler: type[BaseHTTPRequestHandler],
         limits: ConnectionLimits,
         on_refused: Callable[[], None],
-        tls: ssl.SSLContext | None,
+        tls: Reloading[ssl.SSLContext] | None,
         reuse_port: bool,
-        on_handshake_failure: tls_failures.OnFailure,
+        on_handshake_failure: Callable[[str], None],
     ) -> None:
         self.allow_reuse_port = reuse_port
         self._on_handshake_failure = on_handshake_failure
@@ -227,12 +228,12 @@ class _BoundedServer(ThreadingHTTPServer):
         assert self._tls is not None
         try:
             request.settimeout(self.limits.read_timeout_s)
-            wrapped = self._tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+            wrapped = self._tls.get().wrap_socket(request, server_side=True, do_handshake_on_connect=False)
             wrapped.do_handshake()
             return wrapped
         except (OSError, ValueError) as e:  # ssl.SSLError is an OSError; a timeout too
             log.debug("TLS handshake with %s failed: %s", client_address, e)
-            self._on_handshake_failure(tls_failures.reason(e))
+            self._on_handshake_failure(tls_telemetry.reason(e))
             self.shutdown_request(request)
             return None
 

@@ -67,7 +67,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "unauthenticated (no or a wrong receiver.auth token), host (a Host name not in "
                "receiver.allowed_hosts), internal (a ragpulse bug: see its log).",
                ("transport", "reason"), COLLECTOR),
-    # --- ragpulse/core/tls_failures.py (gRPC gives no hook for its handshakes: not counted there)
+    # --- ragpulse/core/tls_telemetry.py (gRPC gives no hook for its handshakes: not counted there)
     FamilySpec("ragpulse_tls_handshake_failures_total", "counter",
                "TLS handshakes that failed on an HTTP server (otlp_http, metrics, page), by reason: not_tls "
                "(plain HTTP or other bytes), no_client_certificate and client_certificate_rejected (mutual "
@@ -75,6 +75,11 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "timeout (receiver.read_timeout_s), closed (the client went away), protocol (anything else: "
                "versions, ciphers).",
                ("server", "reason"), TLS),
+    FamilySpec("ragpulse_tls_reloads_total", "counter",
+               "Certificate reloads after the TLS files changed (tls.reload_interval_s), by server (otlp_http, "
+               "otlp_grpc, metrics, page) and outcome: ok, or failed (the files did not load; the certificate "
+               "in use is kept and a warning logged).",
+               ("server", "outcome"), TLS),
     FamilySpec("ragpulse_spans_received_total", "counter", "Spans received over OTLP.", ("transport",), COLLECTOR),
     FamilySpec("ragpulse_records_received_total", "counter",
                "RAG records extracted from spans (one per question/contexts/answer triple).", ("service",), COLLECTOR),

@@ -1,6 +1,7 @@
-"""Failed TLS handshakes on ragpulse's HTTP servers, sorted into a few reasons and counted
-(ragpulse_tls_handshake_failures_total), so a client fleet with a stale CA or no client certificate
-shows on a dashboard instead of only in the clients' logs.
+"""What ragpulse's TLS servers count: failed handshakes on the HTTP servers, sorted into a few
+reasons (ragpulse_tls_handshake_failures_total), so a client fleet with a stale CA or no client
+certificate shows on a dashboard instead of only in the clients' logs; and certificate reloads
+(ragpulse_tls_reloads_total, tls.reload_interval_s), so a renewal that did not load shows too.
 
 The reasons are a closed set: OpenSSL's own reason codes are many and change between versions, and
 each would be a label value.
@@ -11,41 +12,48 @@ from __future__ import annotations
 import ssl
 import threading
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
 
-FAMILY = "ragpulse_tls_handshake_failures_total"
+HANDSHAKE_FAILURES = "ragpulse_tls_handshake_failures_total"
+RELOADS = "ragpulse_tls_reloads_total"
 REASONS = ("not_tls", "no_client_certificate", "client_certificate_rejected", "server_certificate_rejected",
            "timeout", "closed", "protocol")
 # What a client that speaks no TLS at all makes OpenSSL say: plain HTTP, or any other bytes.
 _NOT_TLS = frozenset({"HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL",
                       "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"})
 
-OnFailure = Callable[[str], None]
-
-# One family per registry: the collector and the scorer share a registry when they run in one
+# The families per registry: the collector and the scorer share a registry when they run in one
 # process, and each of their servers counts into it under its own `server` label.
-_counters: weakref.WeakKeyDictionary[CollectorRegistry, Any] = weakref.WeakKeyDictionary()
+_families: weakref.WeakKeyDictionary[CollectorRegistry, dict[str, Any]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-def counter(registry: CollectorRegistry) -> Any:
+def _family(registry: CollectorRegistry, name: str) -> Any:
     with _lock:
-        family = _counters.get(registry)
-        if family is None:
-            family = _counters[registry] = catalog.counter(registry, FAMILY)
-        return family
+        families = _families.setdefault(registry, {})
+        if name not in families:
+            families[name] = catalog.counter(registry, name)
+        return families[name]
 
 
-def counting(registry: CollectorRegistry, server: str) -> OnFailure:
-    """A server's on-failure callback: counts the reason under `server`."""
-    family = counter(registry)
-    children = {reason: family.labels(server=server, reason=reason) for reason in REASONS}
-    return lambda reason: children[reason].inc()
+class TlsCounts:
+    """One server's counts (`server`: otlp_http, otlp_grpc, metrics, page)."""
+
+    def __init__(self, registry: CollectorRegistry, server: str) -> None:
+        failures = _family(registry, HANDSHAKE_FAILURES)
+        reloads = _family(registry, RELOADS)
+        self._failures = {reason: failures.labels(server=server, reason=reason) for reason in REASONS}
+        self._reloads = {ok: reloads.labels(server=server, outcome="ok" if ok else "failed") for ok in (True, False)}
+
+    def handshake_failed(self, reason: str) -> None:
+        self._failures[reason].inc()
+
+    def reloaded(self, ok: bool) -> None:
+        self._reloads[ok].inc()
 
 
 def reason(error: BaseException) -> str:
