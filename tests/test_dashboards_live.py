@@ -86,6 +86,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
         for app in apps:
             app.close()
         proc.wait_for("ragpulse_records_scored_total", 60 + 4 * len(CORPUS) + 1, service="shop")
+        proc.wait_drained()  # docs-bot's last answers with references too, not only shop's
         # Two more scrape + evaluation rounds so the recording rules have seen the last scores.
         time.sleep(4)
         yield proc, prom

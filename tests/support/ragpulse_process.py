@@ -117,6 +117,19 @@ class RagpulseProcess:
             time.sleep(0.2)
         raise AssertionError(f"{name}{labels} stayed at {value} < {at_least} for {timeout_s} s; log: {self.log()}")
 
+    def wait_drained(self, timeout_s: float = 120.0) -> None:
+        """Until every record the collector passed on has been scored, skipped or dead-lettered:
+        on a loaded machine the scorer may lag the apps by many seconds."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            sampled = self.value("ragpulse_records_sampled_total")
+            ended = (self.value("ragpulse_records_scored_total") + self.value("ragpulse_scorer_records_skipped_total")
+                     + self.value("ragpulse_records_dead_lettered_total"))
+            if sampled > 0 and ended >= sampled:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{sampled - ended} records still unscored after {timeout_s} s; log: {self.log()}")
+
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 40.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
