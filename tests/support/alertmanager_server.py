@@ -23,7 +23,7 @@ import pytest
 import yaml
 from ports import free_port
 from prometheus_server import REPO, _require
-from server_process import http_ok, stop_process, wait_ready
+from server_process import die_with_parent, http_ok, stop_process, wait_ready
 
 SHIPPED_CONFIG = REPO / "deploy" / "prometheus" / "alertmanager.yml"
 
@@ -115,7 +115,7 @@ class AlertmanagerServer:
         self._proc = subprocess.Popen(
             [binary, f"--config.file={self.config_path}", f"--web.listen-address=127.0.0.1:{self.port}",
              "--cluster.listen-address=", f"--storage.path={self.workdir / 'data'}"],
-            stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
+            stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir, preexec_fn=die_with_parent,
         )
         wait_ready(self._proc, "alertmanager", lambda: http_ok(f"{self.url}/-/ready"), self.log_path, timeout_s)
         return self

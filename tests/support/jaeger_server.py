@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from ports import free_port
-from server_process import stop_process, wait_ready
+from server_process import die_with_parent, stop_process, wait_ready
 
 
 def jaeger_binary() -> Path:
@@ -75,7 +75,8 @@ class JaegerServer:
         binary = jaeger_binary()
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed with the process in stop()
         self._proc = subprocess.Popen([str(binary), "--config", str(self.config_path)],
-                                      stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir)
+                                      stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
+                                      preexec_fn=die_with_parent)
         wait_ready(self._proc, "jaeger", lambda: self.api("services") is not None, self.log_path, timeout_s)
         return self
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ports import free_port
+from server_process import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -57,7 +58,7 @@ def llama_server(n_ctx: int = 4096, threads: int = 2, log_path: Path | None = No
         "--verbose", "false",
     ]  # fmt: skip
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 180

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from ports import free_port
-from server_process import http_ok, stop_process, wait_ready
+from server_process import die_with_parent, http_ok, stop_process, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 RULES_DIR = REPO / "deploy" / "prometheus" / "rules"
@@ -79,7 +79,7 @@ class PrometheusServer:
             [binary, f"--config.file={self.config_path}", f"--web.listen-address=127.0.0.1:{self.port}",
              f"--storage.tsdb.path={self.workdir / 'data'}", "--storage.tsdb.retention.time=1d",
              "--web.enable-lifecycle", *self.flags],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
+            stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir, preexec_fn=die_with_parent,
         )
         self._log = log
         wait_ready(self._proc, "prometheus", lambda: http_ok(f"{self.url}/-/ready"), self.log_path, timeout_s)

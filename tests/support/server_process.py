@@ -3,6 +3,8 @@ until a server answers, fail with the end of its log if it exits or never does, 
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
 import time
 import urllib.request
@@ -42,3 +44,10 @@ def stop_process(proc: subprocess.Popen | None) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def die_with_parent() -> None:
+    """A Popen preexec_fn: the server gets SIGTERM when the test or benchmark process dies, even by
+    a signal that skips its finally blocks (a killed benchmark left llama.cpp's server running)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
