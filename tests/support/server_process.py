@@ -48,6 +48,8 @@ def stop_process(proc: subprocess.Popen | None) -> None:
 
 def die_with_parent() -> None:
     """A Popen preexec_fn: the server gets SIGTERM when the test or benchmark process dies, even by
-    a signal that skips its finally blocks (a killed benchmark left llama.cpp's server running)."""
+    a signal that skips its finally blocks (a killed benchmark left llama.cpp's server running).
+    Linux ties the signal to the thread that started the server: start servers from a thread that
+    outlives them (the main thread, as fixtures do)."""
     pr_set_pdeathsig = 1
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
