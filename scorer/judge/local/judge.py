@@ -70,7 +70,7 @@ HASH_DIM = 1 << 11
 EMBED_BLOCK = 256
 # Retrieval returns the same chunks again and again; ~9 KiB a vector keeps this under 20 MiB.
 CACHE_SIZE = 2048
-# Words recur across records far more than texts do; 1 KiB a word keeps this at 16 MiB.
+# Words recur across records far more than texts do; ~1.2 KB a word (bench/soak_bounds.py) keeps this under 20 MB.
 WORD_CACHE_SIZE = 16384
 _MEMO_KEY = "local.contexts"
 
