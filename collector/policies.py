@@ -295,15 +295,16 @@ def evaluate(policies: list[Policy], subject: Subject) -> tuple[str, float] | No
     return None
 
 
-def kept_before_assembly(policies: list[Policy], service: str, clears: Callable[[float], bool]) -> bool:
+def kept_before_assembly(policies: list[Policy], service: str, clears: Callable[[float], bool]) -> bool | None:
     """False only when the service and the trace's randomness are enough to tell that the record
-    will be dropped: no policy ahead needs the assembled record or state of its own."""
+    will be dropped: no policy ahead needs the assembled record or state of its own. None when no
+    policy would decide it: the caller's fallback does."""
     for policy in policies:
         if not policy.conditions.service_only:
             return True
         if policy.conditions.service_matches(service):
             return policy.action.fixed is None or clears(policy.action.fixed)
-    return True
+    return None
 
 
 def _text(value: Any) -> str:

@@ -53,19 +53,20 @@ class Decision:
 
 class ConsistentSampler:
     def __init__(self, config: SamplingConfig, clock: Callable[[], float] = time.monotonic) -> None:
-        # per_service and default_probability are the last policies, the default without
-        # conditions: every record meets one.
-        fallback = [*(PolicyConfig(f"{SERVICE_RULE_PREFIX}{s}", "probabilistic", services=[s], probability=p)
-                      for s, p in config.per_service.items()),
-                    PolicyConfig(DEFAULT_RULE, "probabilistic", probability=config.default_probability)]
-        self._policies = compile_policies([*config.policies, *fallback], clock)
+        self._policies = compile_policies(config.policies, clock)
+        # After the policies, per_service then default_probability: one dict lookup, however many
+        # services are listed (a per-record cost on the collector's hot path).
+        self._per_service = dict(config.per_service)
+        self._default = config.default_probability
+
+    def _fallback(self, service: str) -> tuple[str, float]:
+        p = self._per_service.get(service)
+        return (DEFAULT_RULE, self._default) if p is None else (f"{SERVICE_RULE_PREFIX}{service}", p)
 
     def decide(self, trace_id: bytes, subject: Subject, trace_state: str = "") -> Decision:
         """The decision on one assembled record of the trace (`trace_state`: its span's W3C tracestate)."""
         up = upstream(trace_id, trace_state)
-        decided = evaluate(self._policies, subject)
-        assert decided is not None  # the default policy has no conditions
-        rule, p = decided
+        rule, p = evaluate(self._policies, subject) or self._fallback(subject.service)
         kept = up.keep(p)
         if kept is None:
             return Decision(rule, None, up)
@@ -76,4 +77,6 @@ class ConsistentSampler:
     def may_keep(self, trace_id: bytes, service: str, trace_state: str = "") -> bool:
         """False when a trace's records will be dropped whatever they hold, so its spans need not be
         buffered for assembly."""
-        return kept_before_assembly(self._policies, service, upstream(trace_id, trace_state).clears)
+        clears = upstream(trace_id, trace_state).clears
+        known = kept_before_assembly(self._policies, service, clears)
+        return known if known is not None else clears(self._fallback(service)[1])
