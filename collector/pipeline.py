@@ -25,7 +25,7 @@ from ragpulse.collector.otlp_logs import genai_log_events
 from ragpulse.collector.policies import Subject
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
-from ragpulse.collector.telemetry import CollectorMetrics
+from ragpulse.collector.telemetry import CollectorMetrics, Tally
 from ragpulse.core.bus import BusFull, RecordPublisher
 from ragpulse.core.wire import Record
 
@@ -95,26 +95,36 @@ class CollectorPipeline:
         errors: list[str] = []
         records: list[_Outgoing] = []
         to_buffer: list[_Buffered] = []
-        spans = 0
+        spans = without_triple = 0
+        may_matter = self._reads.may_matter
+        tally = Tally()
         for resource_spans in request.resource_spans:
             resource = attributes(resource_spans.resource.attributes)
             service = str(resource.get("service.name") or "unknown_service")
             if self._redact is not None:  # a label on /metrics and on the record: no PII there either
                 service = self._redact.label(service)
             for scope_spans in resource_spans.scope_spans:
+                spans += len(scope_spans.spans)
                 for span in scope_spans.spans:
-                    spans += 1
+                    # Most of an app's spans: no convention reads them, so their values are never
+                    # built. Counted once per request (a counter's lock per span cost a tenth).
+                    if not may_matter(span):
+                        without_triple += 1
+                        continue
                     try:
-                        self._span(service, span, records, to_buffer)
+                        without_triple += self._span(service, span, records, to_buffer, tally)
                     except ExtractRejection as e:
                         # A rejected span is a record received and dropped by a named rule, so that
                         # received = sampled + dropped holds.
                         result.rejected_spans += 1
-                        self._metrics.service(service).received.inc()
-                        self._metrics.dropped(service, e.reason).inc()
+                        tally.add(self._metrics.service(service).received)
+                        tally.add(self._metrics.dropped(service, e.reason))
                         if len(errors) < 5:
                             errors.append(f"span {span.span_id.hex()}: {e.message}")
-        self._metrics.spans.labels(transport=transport).inc(spans)
+        tally.add(self._metrics.spans.labels(transport=transport), spans)
+        if without_triple:
+            tally.add(self._metrics.spans_without_triple, without_triple)
+        tally.apply()
         try:
             self._send(records)
         except BusFull:
@@ -146,22 +156,20 @@ class CollectorPipeline:
                 self._publish_evicted(evicted)
 
     def _span(
-        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[_Buffered]
-    ) -> None:
-        """Sort one span: a record of its own, a span for the assembly buffer, or neither."""
-        if not self._reads.may_matter(span):  # no convention reads it: its values are never built
-            self._metrics.spans_without_triple.inc()
-            return
+        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[_Buffered], tally: Tally
+    ) -> bool:
+        """Sort one span that a convention may read: a record of its own, a span for the assembly
+        buffer, or neither (True: it holds no RAG triple)."""
         attrs = attributes(span.attributes)
         triple = extract_native(attrs) if self._native else None
         if triple is not None:
             time_unix_nano = int(span.end_time_unix_nano or span.start_time_unix_nano)
             error = span.status.code == Status.STATUS_CODE_ERROR
             record = self._prepare(service, triple, span.trace_id, span.span_id, time_unix_nano,
-                                   span.trace_state, error)
+                                   span.trace_state, error, tally)
             if record is not None:
                 records.append(record)
-            return
+            return False
         if self._assembler.enabled:
             view = TraceSpan.from_proto(span, service, attrs)
             if self._assembler.claims(span.trace_id, view):
@@ -172,41 +180,45 @@ class CollectorPipeline:
                 else:
                     to_buffer.append(_Buffered(span.trace_id, view, span.ByteSize(), span.trace_state,
                                                span.status.code == Status.STATUS_CODE_ERROR))
-                return
-        self._metrics.spans_without_triple.inc()
+                return False
+        return True
 
     def _finish(self, trace: PendingTrace) -> list[_Outgoing]:
         """The records of a trace's RAG runs (none when sampled out), to be published in one batch."""
         assembled = self._assembler.assemble(trace)
         if not assembled and trace.spans:  # a trace of log events only had no span to count
             self._metrics.spans_without_triple.inc()
+        tally = Tally()
         prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano,
-                                  trace.trace_state, trace.error)
+                                  trace.trace_state, trace.error, tally)
                     for a in assembled)
-        return [record for record in prepared if record is not None]
+        records = [record for record in prepared if record is not None]
+        tally.apply()
+        return records
 
     def _prepare(
         self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int,
-        trace_state: str, error: bool,
+        trace_state: str, error: bool, tally: Tally,
     ) -> _Outgoing | None:
         """One triple, from a single span or an assembled trace: sample → limit → redact → the
         record for the bus (None when sampled out). `trace_state` and `error`: the span's (or trace's)
-        W3C tracestate and whether its status is ERROR, for the sampling policies."""
+        W3C tracestate and whether its status is ERROR, for the sampling policies; `tally` gathers
+        the counts."""
         _check_ids(trace_id, span_id)
         counters = self._metrics.service(service)
-        counters.received.inc()
+        tally.add(counters.received)
         decision = self._sampler.decide(
             trace_id, Subject(service, triple.route, triple.model, triple.attributes, error), trace_state)
         if decision.upstream.outcome != "none":
-            self._metrics.sampling_upstream.labels(outcome=decision.upstream.outcome).inc()
-        self._metrics.decision(service, decision.rule, decision.sampling is not None).inc()
+            tally.add(self._metrics.sampling_upstream.labels(outcome=decision.upstream.outcome))
+        tally.add(self._metrics.decision(service, decision.rule, decision.sampling is not None))
         sampling = decision.sampling
         if sampling is None:
-            self._metrics.dropped(service, "sampled_out").inc()
+            tally.add(self._metrics.dropped(service, "sampled_out"))
             return None
         truncated = limit_triple(triple, self._limits)
         if truncated:
-            counters.truncated.inc()
+            tally.add(counters.truncated)
         if self._redact is not None:
             triple = self._redact(triple)
         record = Record(
@@ -233,14 +245,16 @@ class CollectorPipeline:
         if not records:
             return
         too_large = set(self._publisher.publish_batch([(r.key, r.value) for r in records]))
+        tally = Tally()
         for index, record in enumerate(records):
             if index in too_large:
-                self._metrics.dropped(record.service, "too_large").inc()
+                tally.add(self._metrics.dropped(record.service, "too_large"))
                 log.warning("record %s from %s dropped: too large for a bus message even when cut",
                             record.id, record.service)
             else:
-                self._metrics.service(record.service).sampled.inc()
+                tally.add(self._metrics.service(record.service).sampled)
                 log.debug("record %s from %s published", record.id, record.service)
+        tally.apply()
 
     def _publish_evicted(self, trace: PendingTrace) -> None:
         """A trace pushed out of a full assembly buffer by a request's spans. Its own spans were

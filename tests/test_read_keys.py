@@ -12,6 +12,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
 from prometheus_client import CollectorRegistry
 
+import ragpulse.collector.attributes as attributes_module
 import ragpulse.collector.pipeline as pipeline_module
 from ragpulse.collector.attributes import ReadKeys
 from ragpulse.collector.extract.config import CONVENTIONS, ExtractConfig
@@ -108,3 +109,14 @@ def test_mixed_trace_values_built_only_for_spans_a_convention_reads(monkeypatch:
     # Built: the resource's attributes, the root (kept for assembly) and the RAG span; not the 18 others.
     assert len(built) == 3
     assert registry.get_sample_value("ragpulse_spans_without_rag_triple_total") == 19
+
+
+def test_keys_past_the_remembered_bound_are_still_tested() -> None:
+    """The verdicts per key are remembered up to a bound (keys are the app's to choose); a key seen
+    after the bound is full is tested afresh, so a RAG span still gets through."""
+    reads = ReadKeys(["native"], keep_roots=False)
+    parent = os.urandom(8)
+    for i in range(attributes_module.SEEN_KEYS + 10):
+        assert not reads.may_matter(_span({f"app.user.{i}": "x"}, parent=parent))
+    assert reads.may_matter(_span({"app.user.late": "x", "rag.question": "q"}, parent=parent))
+    assert not reads.may_matter(_span({"app.user.later": "x"}, parent=parent))
