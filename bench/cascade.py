@@ -89,7 +89,7 @@ def load(cache: Path | None) -> tuple[Population, int]:
 
 def ppi(offline: np.ndarray, truth: np.ndarray, pi: np.ndarray, judged: np.ndarray) -> tuple[float, float, float]:
     """The product's estimator over one window: (estimate, lower, upper)."""
-    est = PpiEstimator(half_life_s=math.inf, quantile=Q)
+    est = PpiEstimator(half_life_s=math.inf, confidence=LEVEL)
     for f, y, p, j in zip(offline.tolist(), truth.tolist(), pi.tolist(), judged.tolist(), strict=True):
         est.add(f, y if j else None, p, 1.0, 0.0)
     e = est.estimate()

@@ -21,9 +21,12 @@ independent z_i,
     V = Σ d_i² (z_i - estimate)² / (Σ d_i)²
 
 which holds both parts: the spread of the offline scores and the Horvitz-Thompson correction's
-(large where π is small and the judges disagree). The interval is estimate ± q √V with q the
-normal quantile of the configured level. The window is an exponentially decayed one: a record
-`estimate_half_life_s` old counts half (docs/estimates.md says when the interval is wide).
+(large where π is small and the judges disagree). The interval is estimate ± q √V with q Student's
+t quantile of the configured level, with as many degrees of freedom as verdicts less the three
+fitted quantities: V is estimated from the verdicts, and with a hundred of them the normal
+quantile's interval covered a point less than it says (bench/RESULTS.md, "Judge cascade"). The
+window is an exponentially decayed one: a record `estimate_half_life_s` old counts half
+(docs/estimates.md says when the interval is wide).
 
 Records whose π is 0 (the budget was spent) carry no correction and are left out: the estimate
 then describes the records the budget covered. A metric the expensive judge failed on counts as
@@ -33,7 +36,6 @@ not judged; one the offline judge failed on leaves the record out of that metric
 from __future__ import annotations
 
 import math
-import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +45,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
 
 from ragpulse.core import telemetry_catalog as catalog
+from ragpulse.scorer.batch_stats import t_quantile
 from ragpulse.scorer.observer import ScoredRecord
 
 # Verdicts needed before λ is chosen from the data: with fewer, the covariances behind it are noise,
@@ -72,9 +75,9 @@ class PpiEstimator:
     every record and b, c of mean 0: the sums of d·v and of d²·v·vᵀ (v = (a, b, c)) give the
     estimate and its variance for any λ and κ, so both are chosen when the estimate is read."""
 
-    def __init__(self, half_life_s: float, quantile: float) -> None:
+    def __init__(self, half_life_s: float, confidence: float) -> None:
         self._half_life_s = half_life_s
-        self._quantile = quantile
+        self._p = 0.5 + confidence / 2.0
         self._last: float | None = None
         # Decayed by the factor f per step: Σd, Σd·v and the judged count; by f²: Σd², Σd²·v, Σd²·v·vᵀ.
         self._d = self._judged = 0.0
@@ -124,11 +127,13 @@ class PpiEstimator:
         estimate = sum(k[i] * mean[i] for i in range(3))
         # Clamped: the running sums can leave a rounding residue just below 0.
         variance = max(sum(k[i] * s[i][j] * k[j] for i in range(3) for j in range(3)), 0.0) / (self._d * self._d)
+        # The verdicts are the sample that matters: residuals of coefficients fitted on them
+        # understate their spread (the usual degrees-of-freedom correction), and a variance
+        # estimated from few of them calls for t's wider quantile. Decayed counts are fractional.
+        freedom = max(self._judged - _FITTED, 1.0)
         if self._judged > _FITTED:
-            # Residuals of coefficients fitted on the verdicts understate their spread: the usual
-            # degrees-of-freedom correction, with the verdicts as the sample that matters.
-            variance *= self._judged / (self._judged - _FITTED)
-        half = self._quantile * math.sqrt(variance)
+            variance *= self._judged / freedom
+        half = t_quantile(self._p, freedom) * math.sqrt(variance)
         return Estimate(estimate, estimate - half, estimate + half, self._d * self._d / self._dd, self._judged, lam)
 
     def _coefficients(self, s: list[list[float]]) -> tuple[float, float]:
@@ -152,7 +157,7 @@ class EstimateBank:
     def __init__(self, half_life_s: float, confidence: float, registry: CollectorRegistry,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._half_life_s = half_life_s
-        self._quantile = statistics.NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+        self._confidence = confidence
         self._clock = clock
         # Keyed by the worker's bounded service label: as many estimators as /metrics has services.
         self._estimators: dict[tuple[str, str], PpiEstimator] = {}
@@ -171,7 +176,7 @@ class EstimateBank:
                 key = (scored.record.service, metric)
                 estimator = self._estimators.get(key)
                 if estimator is None:
-                    estimator = self._estimators[key] = PpiEstimator(self._half_life_s, self._quantile)
+                    estimator = self._estimators[key] = PpiEstimator(self._half_life_s, self._confidence)
                 estimator.add(offline, judged.get(metric), verdict.inclusion, weight, now)
 
     def estimates(self) -> dict[tuple[str, str], Estimate]:

@@ -35,7 +35,7 @@ def simulate(rng: np.random.Generator, n: int, share: float, floor: float = 0.4,
     pi = np.clip(scale_for_share(g, share, floor * share) * g, floor * share, 1.0)
     judged = rng.random(n) < pi
     w = np.ones(n) if weights is None else weights
-    est = PpiEstimator(half_life_s=math.inf, quantile=Q90)
+    est = PpiEstimator(half_life_s=math.inf, confidence=0.9)
     for i in range(n):
         est.add(f[i], y[i] if judged[i] else None, pi[i], w[i], 0.0)
     return est, float(np.average(f, weights=w))
@@ -79,7 +79,7 @@ def test_sampling_weights_are_honoured() -> None:
 
 
 def test_old_records_fade_with_the_half_life() -> None:
-    est = PpiEstimator(half_life_s=60.0, quantile=Q90)
+    est = PpiEstimator(half_life_s=60.0, confidence=0.9)
     for _ in range(100):
         est.add(0.0, None, 0.5, 1.0, now=0.0)
     for _ in range(100):
@@ -116,7 +116,7 @@ def test_the_offline_scores_weigh_as_much_as_they_track_the_expensive_judge() ->
     judged = rng.random(n) < pi
 
     def read(offline: np.ndarray) -> tuple[float, float]:
-        est = PpiEstimator(half_life_s=math.inf, quantile=Q90)
+        est = PpiEstimator(half_life_s=math.inf, confidence=0.9)
         for i in range(n):
             est.add(offline[i], y[i] if judged[i] else None, pi, 1.0, 0.0)
         e = est.estimate()
