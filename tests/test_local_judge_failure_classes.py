@@ -239,3 +239,69 @@ def test_an_answer_that_names_its_source_still_answers(
 ) -> None:
     value, noncommittal = relevancy(judge, question, answer, contexts)
     assert not noncommittal and value > 0.5
+
+
+@pytest.mark.parametrize(
+    ("plain", "cited", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.", "Audit logs are kept for 90 days [2].", EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Audit logs are kept for 90 days (Passage 2).", EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "According to Source 2, audit logs are kept for 90 days.", EN_CONTEXT),
+        ("Audit logs are kept for 90 days. Thomas Reid built the railway station in 1901.",
+         "Audit logs are kept for 90 days.[1] Thomas Reid built the railway station in 1901.[1][3]", EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Based on the provided passages, audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります【2】。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書2）。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "資料2によると、本社は名古屋市にあります。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "提供された文書によると、本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en-bracket", "en-passage", "en-according-to", "en-glued", "en-based-on", "ja-lenticular", "ja-bunsho",
+         "ja-niyoruto", "ja-teikyou"],
+)
+def test_citation_markers_are_no_part_of_a_claim(
+    judge: LocalJudge, plain: str, cited: str, contexts: list[str]
+) -> None:
+    """An answer that cites its sources is as faithful as the same answer without the citations: the
+    markers' numbers are not claims (they made every cited statement unsupported)."""
+    plain_value, plain_detail = faithfulness(judge, plain, contexts)
+    cited_value, cited_detail = faithfulness(judge, cited, contexts)
+    assert plain_value > 0.8
+    assert cited_value == pytest.approx(plain_value, abs=0.02)  # "audit" for "Audit": another embedding
+    assert len(cited_detail["statements"]) == len(plain_detail["statements"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("The facts:\n1. Audit logs are kept for 90 days.\n2. Thomas Reid built the railway station in 1901.",
+         EN_CONTEXT),
+        ("- Audit logs are kept for 90 days.\n- Thomas Reid built the railway station in 1901.", EN_CONTEXT),
+        ("Audit logs are kept for 90 days. 2. Thomas Reid built the railway station in 1901.", EN_CONTEXT),
+        ("1. 本社は名古屋市にあります。\n2. 代表者は山田花子です。", JA_CONTEXT),
+        ("・本社は名古屋市にあります。\n・代表者は山田花子です。", JA_CONTEXT),
+    ],
+    ids=["en-numbered", "en-bullets", "en-inline", "ja-numbered", "ja-nakaguro"],
+)
+def test_list_markers_are_no_statements(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    _, detail = faithfulness(judge, answer, contexts)
+    statements = [s["statement"] for s in detail["statements"]]
+    assert not any(s.rstrip(".)）").isdigit() for s in statements), statements
+    facts = [s for s in detail["statements"] if "The facts" not in s["statement"]]
+    assert len(facts) == 2 and all(s["verdict"] > 0.8 for s in facts), detail["statements"]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "contexts"),
+    [
+        ("How many days are audit logs kept?", "Audit logs are kept for a while [3].", EN_CONTEXT),
+        ("監査ログは何日間保存されますか？", "しばらく保存されます【3】。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_citation_number_does_not_answer_how_many(
+    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+) -> None:
+    cited, _ = relevancy(judge, question, answer, contexts)
+    plain, _ = relevancy(judge, question, answer.replace(" [3]", "").replace("【3】", ""), contexts)
+    assert cited == pytest.approx(plain)

@@ -118,16 +118,56 @@ _GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _CLAUSE = re.compile(r"\s*;\s+")
 
 
+# References to the sources are no part of a claim: their numbers are not the contexts' numbers,
+# so "Paris is the capital of France [1]." was unsupported, and an answer that cites its passages
+# scored 0 whatever it said. Bracketed numbers ("[1]", "[1, 3]", "[^2]", "【1】") and a source word
+# with numbers in brackets ("(Passage 2)", "[Source 1]", "（文書1）"), with the space before them.
+_SOURCE = (r"(?:passages?|sources?|documents?|docs?|contexts?|refs?|references?|citations?|chunks?|excerpts?"
+           r"|文書|資料|出典|参考|参照|ソース|コンテキスト|文献|抜粋)")
+_NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
+_CITATION = re.compile(
+    rf"[ \t]*(?:[\[【［]\^?\s*{_NUMBERS}\s*[\]】］]"
+    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*[\])）】］])",
+    re.IGNORECASE,
+)
+# A source named as the teller: "According to Passage 2, ...", "Based on the provided passages, ...",
+# "Passage 3 explains that ...", 「文書1によると、…」. What follows is the claim.
+_CITED_TELLER = re.compile(
+    rf"\b(?:according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+(?:the\s+)?"
+    rf"{_SOURCE}\s*#?\s*{_NUMBERS}\s*,?\s*"
+    rf"|\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
+    rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved)\s+)?(?:{_SOURCE}|information|search\s+results?)"
+    rf"(?:\s+(?:provided|given|above))?\s*,\s*"
+    rf"|(?:(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果))(?:に)?(?:よると|よれば|基づくと)、"
+    rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:says|states|explains|mentions|notes|suggests|indicates"
+    rf"|shows|describes|adds|confirms)\s+(?:that\s+)?"
+    rf"|{_SOURCE}\s*{_NUMBERS}\s*(?:によると|によれば|では)、?",
+    re.IGNORECASE,
+)
+# Markers of list items at the start of a line ("1.", "2)", "-", "*", "•", "・"): the splitter would
+# cut "1." off as a sentence of its own, an unsupported number.
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:(?:\d{1,3}[.)）]|[-*])[ \t]+|[•・●▪◦][ \t]*)(?=\S)")
+# What is left of an inline list ("... as follows: 1. X. 2. Y."): a piece that is only its number.
+_ENUMERATOR = re.compile(r"^\(?\d{1,3}[.)）]$")
+
+
+def without_references(text: str) -> str:
+    """The answer without citation markers, sources named as tellers and list markers."""
+    return _LIST_MARKER.sub("", _CITED_TELLER.sub("", _CITATION.sub("", text)))
+
+
 def claims(text: str) -> list[str]:
-    """Sentences of the answer, also split at glued boundaries and semicolons; each keeps at least
-    one content token (a bare "Yes." is no claim)."""
+    """Sentences of the answer (without its references to sources and list markers), also split
+    at glued boundaries and semicolons; each keeps at least one content token (a bare "Yes." is no
+    claim), and a bare list number is no claim unless it is the whole answer."""
     parts: list[str] = []
     # Split before normalising: NFKC turns the full-width "？！" into "?!", which the splitter would
     # then honour only before whitespace.
-    for sentence in split_sentences(text):
+    for sentence in split_sentences(without_references(text)):
         for piece in _GLUED.split(sentence):
             parts.extend(p.strip() for p in _CLAUSE.split(piece))
-    return [p for p in parts if p and content_tokens(p)]
+    kept = [p for p in parts if p and content_tokens(p)]
+    return [p for p in kept if not _ENUMERATOR.match(p)] if len(kept) > 1 else kept
 
 
 # Evasions: a sentence says it cannot or will not answer. The judge asks this of each claim: a
