@@ -305,3 +305,30 @@ def test_a_citation_number_does_not_answer_how_many(
     cited, _ = relevancy(judge, question, answer, contexts)
     plain, _ = relevancy(judge, question, answer.replace(" [3]", "").replace("【3】", ""), contexts)
     assert cited == pytest.approx(plain)
+
+
+@pytest.mark.parametrize(
+    ("plain", "framed", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Sure! Here is a summary of the documents in 12 words:\n\nAudit logs are kept for 90 days.", EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Certainly! Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "はい、以下は要約です：\n本社は名古屋市にあります。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "かしこまりました。本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari"],
+)
+def test_sentences_that_only_frame_the_answer_are_no_statements(
+    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+) -> None:
+    """"Here is a summary in 12 words:" claims nothing about the world; as a statement it was
+    unsupported (the word count is not in the contexts) and pulled a faithful answer down."""
+    plain_value, _ = faithfulness(judge, plain, contexts)
+    framed_value, detail = faithfulness(judge, framed, contexts)
+    assert len(detail["statements"]) == 1
+    assert framed_value == pytest.approx(plain_value, abs=0.02)
+
+
+def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LocalJudge) -> None:
+    _, detail = faithfulness(judge, "Here are the retention rules: audit logs are kept for 90 days.", EN_CONTEXT)
+    assert len(detail["statements"]) == 1
