@@ -26,11 +26,16 @@ _STOPWORDS = frozenset(
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
 
-# Latin words (with inner hyphens/apostrophes), numbers (with inner separators), CJK runs.
+# Latin words (with inner hyphens/apostrophes), numbers (with inner separators, and the a.m./p.m.
+# of a time of day), CJK runs.
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,:/]\d+)*)"
+    r"(?P<num>\d+(?:[.,:/]\d+)*)(?:\s?(?P<half>[aApP])\.?[mM]\.?(?![^\W\d_]))?"
     r"|(?P<word>[^\W\d_](?:[^\W_]|['\-][^\W_])*)"
 )
+# Structured data's keys ("OutdoorSeating", "RestaurantsGoodForGroups") hold the words an answer
+# uses ("outdoor seating"): a capitalised word with inner capitals is split into its words.
+_CAMEL_PART = re.compile(r"[A-Z][a-z]{2,}")
+_CAMEL = re.compile(r"^(?:[A-Z][a-z]{2,}){2,}$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 
@@ -62,13 +67,42 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
     latin = _CJK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
     for m in _TOKEN.finditer(latin):
         if m.group("num"):
-            out.append((m.start(), m.end(), "#" + m.group("num").replace(",", "")))
+            out.append((m.start(), m.end(), "#" + _number(m.group("num"), m.group("half"))))
             continue
-        word = m.group("word").lower()
-        if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
-            continue
-        out.append((m.start(), m.end(), word[:STEM_CHARS]))
+        word = m.group("word")
+        if _CAMEL.match(word):
+            out.extend((m.start() + p.start(), m.start() + p.end(), tok) for p in _CAMEL_PART.finditer(word)
+                       if (tok := _word_token(p.group(), drop_question_words)) is not None)
+        elif (tok := _word_token(word, drop_question_words)) is not None:
+            out.append((m.start(), m.end(), tok))
     return out
+
+
+def _word_token(word: str, drop_question_words: bool) -> str | None:
+    word = word.lower()
+    if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
+        return None
+    return word[:STEM_CHARS]
+
+
+def _number(text: str, half: str | None) -> str:
+    """One spelling per value: "1,200" is "1200", "3.0" is "3", and a time of day is 24-hour
+    h:mm ("8 PM", "8:00 p.m." and "20:0" are all "20:00"), as structured data and prose write them
+    differently."""
+    text = text.replace(",", "")
+    clock = text.split(":")
+    if half is not None or (len(clock) == 2 and all(len(x) <= 2 for x in clock)):
+        if len(clock) <= 2 and all(x.isdigit() for x in clock):
+            hour, minute = int(clock[0]), int(clock[1]) if len(clock) == 2 else 0
+            if half is not None and hour <= 12:
+                hour = hour % 12 + (12 if half in "pP" else 0)
+            if hour < 24 and minute < 60:
+                return f"{hour}:{minute:02d}"
+    if "." in text and text.count(".") == 1:
+        whole, _, fraction = text.partition(".")
+        fraction = fraction.rstrip("0")
+        return f"{whole}.{fraction}" if fraction else whole
+    return text
 
 
 def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
@@ -139,14 +173,17 @@ _CITED_TELLER = re.compile(
     rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved)\s+)?(?:{_SOURCE}|information|search\s+results?)"
     rf"(?:\s+(?:provided|given|above))?\s*,\s*"
     rf"|(?:(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果))(?:に)?(?:よると|よれば|基づくと)、"
-    rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:says|states|explains|mentions|notes|suggests|indicates"
-    rf"|shows|describes|adds|confirms)\s+(?:that\s+)?"
+    rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:also\s+)?(?:says|states|explains|mentions|notes|suggests"
+    rf"|indicates|shows|describes|adds|confirms|highlights|emphasi[sz]es|reports|points\s+out)\s+(?:that\s+)?"
     rf"|{_SOURCE}\s*{_NUMBERS}\s*(?:によると|によれば|では)、?",
     re.IGNORECASE,
 )
 # Markers of list items at the start of a line ("1.", "2)", "-", "*", "•", "・"): the splitter would
 # cut "1." off as a sentence of its own, an unsupported number.
-_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:(?:\d{1,3}[.)）]|[-*])[ \t]+|[•・●▪◦][ \t]*)(?=\S)")
+_LIST_MARKER = re.compile(
+    r"(?im)^[ \t]*(?:(?:\d{1,3}[.)）]|[-*]|(?:step|option|method|tip|way|solution)\s+\d{1,3}\s*[:.)])[ \t]+"
+    r"|(?:[•・●▪◦]|(?:ステップ|手順|方法|オプション)\s*\d{1,3}\s*[:：.)）])[ \t]*)(?=\S)"
+)
 # What is left of an inline list ("... as follows: 1. X. 2. Y."): a piece that is only its number.
 _ENUMERATOR = re.compile(r"^\(?\d{1,3}[.)）]$")
 
@@ -157,9 +194,12 @@ _ENUMERATOR = re.compile(r"^\(?\d{1,3}[.)）]$")
 _FRAMING = re.compile(
     r"^(?:(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.,]*\s*)?"
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
+    r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
+    r"|reasons|points))\s*[:：]"
     r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*)$"
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
-    r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*)$",
+    r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
+    r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*)$",
     re.IGNORECASE,
 )
 
