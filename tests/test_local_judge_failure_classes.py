@@ -332,3 +332,32 @@ def test_sentences_that_only_frame_the_answer_are_no_statements(
 def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LocalJudge) -> None:
     _, detail = faithfulness(judge, "Here are the retention rules: audit logs are kept for 90 days.", EN_CONTEXT)
     assert len(detail["statements"]) == 1
+
+
+STRUCTURED = [
+    "{'name': 'Harbour Cafe', 'city': 'Leeds', 'hours': {'Monday': '8:0-20:0', 'Sunday': '10:0-16:30'}, "
+    "'attributes': {'OutdoorSeating': True, 'RestaurantsTakeOut': True}, 'stars': 4.0}",
+]
+STRUCTURED_JA = ["{'店名': 'ハーバーカフェ', '営業時間': {'月曜日': '8:00-20:00', '日曜日': '10:00-16:30'}, '評価': 4.0}"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        ("Harbour Cafe is open from 8 AM to 8 PM on Mondays.", "Harbour Cafe is open from 9 AM to 8 PM on Mondays."),
+        ("On Sundays it closes at 4:30 p.m.", "On Sundays it closes at 5:30 p.m."),
+        ("Harbour Cafe has a rating of 4 stars.", "Harbour Cafe has a rating of 3 stars."),
+        ("Harbour Cafe offers outdoor seating.", "Harbour Cafe offers valet parking."),
+        ("ハーバーカフェの月曜日の営業時間は午後8時までです。", "ハーバーカフェの月曜日の営業時間は午後9時までです。"),
+        ("日曜日の営業時間は16時30分までです。", "日曜日の営業時間は17時30分までです。"),
+    ],
+    ids=["en-pm", "en-p.m.", "en-decimal", "en-camel-case-key", "ja-gogo", "ja-ji-fun"],
+)
+def test_structured_data_written_as_prose_is_supported(judge: LocalJudge, answer: str, wrong: str) -> None:
+    """Structured contexts spell values their own way ('20:0', 4.0, OutdoorSeating); an answer that
+    says them in prose ("8 PM", "4 stars", "outdoor seating", 「午後8時」) is supported, a wrong value is
+    not. (Support stays partial: a record of data is no close sentence for any statement.)"""
+    contexts = STRUCTURED_JA if answer.isascii() is False else STRUCTURED
+    right_value, _ = faithfulness(judge, answer, contexts)
+    wrong_value, _ = faithfulness(judge, wrong, contexts)
+    assert right_value > 0.25 and wrong_value < right_value / 2

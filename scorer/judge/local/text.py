@@ -62,9 +62,14 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
     as decisive."""
     text = normalise(text)
     out: list[tuple[int, int, str]] = []
+    # Japanese times of day are numbers like any other ("午後8時" is 20:00): taken out of the CJK
+    # runs, so that they are not bigrams too.
+    for m in _JA_CLOCK.finditer(text):
+        out.append((m.start(), m.end(), "#" + _ja_clock(m)))
+    text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
     for run in _CJK.finditer(text):
         out.extend(_cjk_bigrams(run.group(), run.start()))
-    latin = _CJK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
+    latin = _CJK.sub(lambda m: " " * len(m.group()), text)
     for m in _TOKEN.finditer(latin):
         if m.group("num"):
             out.append((m.start(), m.end(), "#" + _number(m.group("num"), m.group("half"))))
@@ -83,6 +88,19 @@ def _word_token(word: str, drop_question_words: bool) -> str | None:
     if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
         return None
     return word[:STEM_CHARS]
+
+
+# Not 時間 (hours of duration), 時点, 時期, 時代.
+_JA_CLOCK = re.compile(
+    r"(?P<half>午前|午後)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+
+
+def _ja_clock(m: re.Match[str]) -> str:
+    hour = int(m.group("hour"))
+    minute = 30 if m.group("half_hour") else int(m.group("minute") or 0)
+    if m.group("half") is not None and hour <= 12:
+        hour = hour % 12 + (12 if m.group("half") == "午後" else 0)
+    return f"{hour}:{minute:02d}"
 
 
 def _number(text: str, half: str | None) -> str:
