@@ -361,3 +361,32 @@ def test_structured_data_written_as_prose_is_supported(judge: LocalJudge, answer
     right_value, _ = faithfulness(judge, answer, contexts)
     wrong_value, _ = faithfulness(judge, wrong, contexts)
     assert right_value > 0.25 and wrong_value < right_value / 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong", "contexts"),
+    [
+        ("Harbour Cafe is located at 2026 Vine Street in Leeds.", "Harbour Cafe is located at 2062 Vine Street in Leeds.",
+         ["{'name': 'Harbour Cafe', 'address': '2026 Vine Street', 'city': 'Leeds', 'categories': 'Coffee, Tea, "
+          "Bakeries, Breakfast, Brunch', 'hours': {'Monday': '8:0-20:0', 'Tuesday': '8:0-20:0', 'Sunday': "
+          "'10:0-16:0'}, 'attributes': {'OutdoorSeating': True, 'WiFi': 'free', 'RestaurantsTakeOut': True}}",
+          "We loved the cakes. Staff were friendly. The coffee was hot. "
+          "Harbour Cafe is located on a street in Leeds by the harbour."]),
+        ("ハーバーカフェの住所は葵町2026番地です。", "ハーバーカフェの住所は葵町2062番地です。",
+         ["{'店名': 'ハーバーカフェ', '住所': '葵町2026番地', '市': '名古屋市', '分類': 'コーヒー、紅茶、パン、朝食', "
+          "'営業時間': {'月曜日': '8:00-20:00', '火曜日': '8:00-20:00', '日曜日': '10:00-16:00'}, "
+          "'設備': {'屋外席': True, 'Wi-Fi': '無料', '持ち帰り': True}}",
+          "ケーキが美味しかったです。店員は親切でした。コーヒーは熱かったです。"
+          "ハーバーカフェの住所は葵町で、港の近くです。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_the_evidence_holds_the_statements_numbers_when_a_closer_sentence_does_not(
+    judge: LocalJudge, answer: str, wrong: str, contexts: list[str]
+) -> None:
+    """A record of data is rarely the sentence closest to a statement by embedding (reviews of the
+    place are); the sentence that holds its numbers and names is the evidence then."""
+    right_value, detail = faithfulness(judge, answer, contexts)
+    wrong_value, _ = faithfulness(judge, wrong, contexts)
+    assert detail["statements"][0]["evidence"] == contexts[0]
+    assert right_value > 0.4 and wrong_value < right_value / 2

@@ -85,6 +85,7 @@ class ContextIndex:
     sentence_tokens: list[frozenset[str]]  # content tokens of each sentence
     word_vectors: np.ndarray  # unit static embeddings of the contexts' distinct Latin words
     sentence_words: list[np.ndarray]  # per sentence, the row numbers of its words in word_vectors
+    holding: dict[str, list[int]]  # per content token, the sentences that hold it
 
 
 @dataclass(frozen=True)
@@ -162,9 +163,14 @@ class LocalJudge:
         sentence_words = [sorted({word for _, word in latin_words(s)}) for s in sentences]
         words = sorted({w for ws in sentence_words for w in ws})
         row = {w: i for i, w in enumerate(words)}
+        holding: dict[str, list[int]] = {}
+        for i, toks in enumerate(per_sentence):
+            for tok in toks:
+                holding.setdefault(tok, []).append(i)
         index = ContextIndex(
             sentences, self.embed(sentences, usage), frozenset().union(*per_sentence), per_sentence,
             self._word_vectors(words), [np.array([row[w] for w in ws], dtype=np.int64) for ws in sentence_words],
+            holding,
         )
         rec.memo[_MEMO_KEY] = index
         return index
@@ -197,17 +203,27 @@ class LocalJudge:
         synonyms = self._synonyms(statements, ctx)
         anywhere = synonyms.credit(synonyms.tokens, frozenset(), None)
         out = []
-        for statement, vector, best in zip(statements, vectors, closest.tolist(), strict=True):
+        for statement, vector, closest_one in zip(statements, vectors, closest.tolist(), strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
-            window = range(max(0, best - 1), min(len(ctx.sentences), best + 2))
-            near = frozenset().union(*ctx.sentence_tokens[window.start:window.stop])
-            nearby = synonyms.credit(
-                [t for t in tokens if t not in near], near,
-                np.concatenate(ctx.sentence_words[window.start:window.stop]),
-            )
+            candidates = [self._near(ctx, synonyms, tokens, closest_one)]
+            anchored = _anchored(ctx, tokens, name_tokens(statement))
+            if anchored is not None and anchored != closest_one:
+                candidates.append(self._near(ctx, synonyms, tokens, anchored))
+            best, window, near, nearby = max(candidates, key=lambda c: _coverage(tokens, c[2], c[3]))
             out.append(Alignment(statement, tokens, ctx, best, window, near, anywhere, nearby,
                                  float(vector @ ctx.vectors[best])))
         return out
+
+    @staticmethod
+    def _near(ctx: ContextIndex, synonyms: _SynonymCredit, tokens: list[str], best: int
+              ) -> tuple[int, range, frozenset[str], dict[str, float]]:
+        """The evidence `best` with its neighbours: their tokens and the synonym credit of the
+        statement's words they lack."""
+        window = range(max(0, best - 1), min(len(ctx.sentences), best + 2))
+        near = frozenset().union(*ctx.sentence_tokens[window.start:window.stop])
+        nearby = synonyms.credit([t for t in tokens if t not in near], near,
+                                 np.concatenate(ctx.sentence_words[window.start:window.stop]))
+        return best, window, near, nearby
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
         """Unit static embeddings of single words, one row each."""
@@ -322,6 +338,19 @@ class _SynonymCredit:
                                for i in range(0, len(rows), self.BLOCK)])
         ramp = np.clip((best - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
         return {tok: float(v) for tok, v in zip(picked, ramp, strict=True) if v > 0.0}
+
+
+def _anchored(ctx: ContextIndex, tokens: list[str], names: list[str]) -> int | None:
+    """The context sentence holding most of the statement's numbers and names (the first of
+    equals), or None when it has none the contexts hold. The closest sentence by embedding can be
+    another one: in a record of data ("{'address': '2026 De La Vina St', ...}") every sentence of a
+    review is closer to "Taffy's Pizza is located at 2026 De La Vina St" than the record's fields,
+    and the number and street were then missing near the evidence."""
+    counts: dict[int, int] = {}
+    for tok in dict.fromkeys([t for t in tokens if is_decisive(t)] + names):
+        for i in ctx.holding.get(tok, ()):
+            counts[i] = counts.get(i, 0) + 1
+    return max(counts, key=lambda i: (counts[i], -i)) if counts else None
 
 
 def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, float] | None = None) -> float:
