@@ -87,7 +87,38 @@ def _word_token(word: str, drop_question_words: bool) -> str | None:
     word = word.lower()
     if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
         return None
-    return word[:STEM_CHARS]
+    return _inflection_stem(word)[:STEM_CHARS]
+
+
+_NOT_PLURAL = frozenset("news always perhaps whereas series species physics economics politics mathematics gas lens "
+                        "sometimes besides".split())
+_VOWEL = re.compile(r"[aeiouy]")
+_DOUBLED = re.compile(r"([b-df-hj-np-tv-xz])\1$")
+_SHORT_CVC = re.compile(r"^[b-df-hj-np-tv-z]*[aeiou][b-df-hj-np-tvz]$")
+
+
+def _inflection_stem(word: str) -> str:
+    """The word without its plural, past or -ing ending (Porter's steps 1a and 1b): truncation alone
+    left "turn"/"turns" and "use"/"used"/"using" apart, every short word's inflection a missing word."""
+    if word in _NOT_PLURAL:
+        return word
+    if word.endswith("ies"):
+        word = word[:-1] if len(word) <= 4 else word[:-3] + "y"  # "lies" -> "lie", "cities" -> "city"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        word = word[:-1]
+    if word.endswith("eed"):
+        return word[:-1] if len(word) > 4 else word  # "agreed" -> "agree"; "need" stays
+    if word.endswith("ied"):
+        return word[:-1] if len(word) <= 4 else word[:-3] + "y"  # "tied" -> "tie", "studied" -> "study"
+    for ending in ("ing", "ed"):
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 2 and _VOWEL.search(stem):
+            if stem.endswith(("at", "bl", "iz")) or _SHORT_CVC.match(stem):
+                return stem + "e"
+            return stem[:-1] if _DOUBLED.search(stem) else stem
+    return word
 
 
 # Not 時間 (hours of duration), 時点, 時期, 時代.
