@@ -398,3 +398,23 @@ def test_an_inflected_word_is_the_same_word(judge: LocalJudge, answer: str) -> N
     apart, and a faithful paraphrase lost a share of its support for each (0.88 and 0.86 before)."""
     value, _ = faithfulness(judge, answer, ["The cafe used local milk. Each cake was baked by hand."])
     assert value > 0.95
+
+
+@pytest.mark.parametrize(
+    ("plain", "reported", "contexts"),
+    [
+        ("The staff were rude and the wait was long.",
+         "One reviewer mentioned that the staff were rude and the wait was long.",
+         ["Terrible visit. The staff were rude and the wait was long. Never again."]),
+        ("The staff were rude and the wait was long.",
+         "According to the reviews, the staff were rude and the wait was long.",
+         ["Terrible visit. The staff were rude and the wait was long. Never again."]),
+        ("店員は無愛想で、待ち時間が長かったです。", "口コミによると、店員は無愛想で、待ち時間が長かったです。",
+         ["最悪でした。店員は無愛想で、待ち時間が長かったです。もう行きません。"]),
+    ],
+    ids=["en-one-reviewer", "en-according-to-reviews", "ja-kuchikomi"],
+)
+def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reported: str, contexts: list[str]) -> None:
+    """Over reviews, an answer reports what people said ("One reviewer mentioned that ..."); the
+    words "reviewer" and "mentioned" are in no review, and they made a faithful report unsupported."""
+    assert faithfulness(judge, reported, contexts)[0] == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)

@@ -219,9 +219,18 @@ _CITED_TELLER = re.compile(
     rf"\b(?:according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+(?:the\s+)?"
     rf"{_SOURCE}\s*#?\s*{_NUMBERS}\s*,?\s*"
     rf"|\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
-    rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved)\s+)?(?:{_SOURCE}|information|search\s+results?)"
+    rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved|customer|user|online)\s+)?"
+    rf"(?:{_SOURCE}|information|search\s+results?|articles?|news|reports?|text|data|reviews?)"
     rf"(?:\s+(?:provided|given|above))?\s*,\s*"
-    rf"|(?:(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果))(?:に)?(?:よると|よれば|基づくと)、"
+    rf"|(?:(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果|記事|レビュー|口コミ|データ))(?:に)?"
+    rf"(?:よると|よれば|基づくと)、"
+    # Reported speech of a crowd ("One reviewer mentioned that ...", "Some customers noted ..."): what
+    # they said is the claim; the reviewer is no word of the review.
+    rf"|\b(?:one|another|a|some|many|several|most|other|few|the)?\s*(?:of\s+the\s+)?"
+    rf"(?:reviewers?|customers?|users?|guests?|visitors?|diners?|patrons?|people)\s+(?:have\s+|has\s+|also\s+)*"
+    rf"(?:said|say|says|mentioned|mention|mentions|noted|note|notes|stated|states|reported|reports|commented"
+    rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
+    rf"|(?:レビュー|口コミ|利用者|お客様|ユーザー)(?:の中)?(?:によると|によれば|では|からは)、?"
     rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:also\s+)?(?:says|states|explains|mentions|notes|suggests"
     rf"|indicates|shows|describes|adds|confirms|highlights|emphasi[sz]es|reports|points\s+out)\s+(?:that\s+)?"
     rf"|{_SOURCE}\s*{_NUMBERS}\s*(?:によると|によれば|では)、?",
