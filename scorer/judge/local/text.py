@@ -8,6 +8,7 @@ numbers, dates and names decisive in both languages.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -64,9 +65,10 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
     out: list[tuple[int, int, str]] = []
     # Japanese times of day are numbers like any other ("午後8時" is 20:00): taken out of the CJK
     # runs, so that they are not bigrams too.
-    for m in _JA_CLOCK.finditer(text):
-        out.append((m.start(), m.end(), "#" + _ja_clock(m)))
-    text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
+    if "時" in text:
+        for m in _JA_CLOCK.finditer(text):
+            out.append((m.start(), m.end(), "#" + _ja_clock(m)))
+        text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
     for run in _CJK.finditer(text):
         out.extend(_cjk_bigrams(run.group(), run.start()))
     latin = _CJK.sub(lambda m: " " * len(m.group()), text)
@@ -83,6 +85,8 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
     return out
 
 
+# Words recur across texts and records; what each becomes is remembered (~150 bytes a word).
+@functools.lru_cache(maxsize=16384)
 def _word_token(word: str, drop_question_words: bool) -> str | None:
     word = word.lower()
     if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
