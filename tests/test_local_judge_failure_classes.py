@@ -338,7 +338,9 @@ STRUCTURED = [
     "{'name': 'Harbour Cafe', 'city': 'Leeds', 'hours': {'Monday': '8:0-20:0', 'Sunday': '10:0-16:30'}, "
     "'attributes': {'OutdoorSeating': True, 'RestaurantsTakeOut': True}, 'stars': 4.0}",
 ]
-STRUCTURED_JA = ["{'店名': 'ハーバーカフェ', '営業時間': {'月曜日': '8:00-20:00', '日曜日': '10:00-16:30'}, '評価': 4.0}"]
+STRUCTURED_JA = [
+    "{'店名': 'ハーバーカフェ', '営業時間': {'月曜日': '8:00-20:00', '日曜日': '10:00-16:30'}, '評価': 4.0}",
+]
 
 
 @pytest.mark.parametrize(
@@ -366,7 +368,8 @@ def test_structured_data_written_as_prose_is_supported(judge: LocalJudge, answer
 @pytest.mark.parametrize(
     ("answer", "wrong", "contexts"),
     [
-        ("Harbour Cafe is located at 2026 Vine Street in Leeds.", "Harbour Cafe is located at 2062 Vine Street in Leeds.",
+        ("Harbour Cafe is located at 2026 Vine Street in Leeds.",
+         "Harbour Cafe is located at 2062 Vine Street in Leeds.",
          ["{'name': 'Harbour Cafe', 'address': '2026 Vine Street', 'city': 'Leeds', 'categories': 'Coffee, Tea, "
           "Bakeries, Breakfast, Brunch', 'hours': {'Monday': '8:0-20:0', 'Tuesday': '8:0-20:0', 'Sunday': "
           "'10:0-16:0'}, 'attributes': {'OutdoorSeating': True, 'WiFi': 'free', 'RestaurantsTakeOut': True}}",
@@ -417,4 +420,5 @@ def test_an_inflected_word_is_the_same_word(judge: LocalJudge, answer: str) -> N
 def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reported: str, contexts: list[str]) -> None:
     """Over reviews, an answer reports what people said ("One reviewer mentioned that ..."); the
     words "reviewer" and "mentioned" are in no review, and they made a faithful report unsupported."""
-    assert faithfulness(judge, reported, contexts)[0] == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)
+    plain_value = faithfulness(judge, plain, contexts)[0]
+    assert faithfulness(judge, reported, contexts)[0] == pytest.approx(plain_value, abs=0.02)
