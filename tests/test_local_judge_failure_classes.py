@@ -414,8 +414,10 @@ def test_an_inflected_word_is_the_same_word(judge: LocalJudge, answer: str) -> N
          ["Terrible visit. The staff were rude and the wait was long. Never again."]),
         ("店員は無愛想で、待ち時間が長かったです。", "口コミによると、店員は無愛想で、待ち時間が長かったです。",
          ["最悪でした。店員は無愛想で、待ち時間が長かったです。もう行きません。"]),
+        ("店員は無愛想で、待ち時間が長かった。", "店員は無愛想で、待ち時間が長かったという口コミがあります。",
+         ["最悪でした。店員は無愛想で、待ち時間が長かったです。もう行きません。"]),
     ],
-    ids=["en-one-reviewer", "en-according-to-reviews", "ja-kuchikomi"],
+    ids=["en-one-reviewer", "en-according-to-reviews", "ja-kuchikomi", "ja-to-iu-kuchikomi"],
 )
 def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reported: str, contexts: list[str]) -> None:
     """Over reviews, an answer reports what people said ("One reviewer mentioned that ..."); the

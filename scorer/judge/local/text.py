@@ -235,6 +235,7 @@ _CITED_TELLER = re.compile(
     rf"(?:said|say|says|mentioned|mention|mentions|noted|note|notes|stated|states|reported|reports|commented"
     rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
     rf"|(?:レビュー|口コミ|利用者|お客様|ユーザー)(?:の中)?(?:によると|によれば|では|からは)、?"
+    rf"|(?:という|との)(?:口コミ|レビュー|声|意見|感想|評価)(?:が|も)(?:あります|ありました|見られます|寄せられています)"
     rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:also\s+)?(?:says|states|explains|mentions|notes|suggests"
     rf"|indicates|shows|describes|adds|confirms|highlights|emphasi[sz]es|reports|points\s+out)\s+(?:that\s+)?"
     rf"|{_SOURCE}\s*{_NUMBERS}\s*(?:によると|によれば|では)、?",
