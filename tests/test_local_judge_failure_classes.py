@@ -424,3 +424,33 @@ def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reporte
     words "reviewer" and "mentioned" are in no review, and they made a faithful report unsupported."""
     plain_value = faithfulness(judge, plain, contexts)[0]
     assert faithfulness(judge, reported, contexts)[0] == pytest.approx(plain_value, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("plain", "framed", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.", "The passages suggest that audit logs are kept for 90 days.", EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Passage 2 explains that audit logs are kept for 90 days.", EN_CONTEXT),
+        ("Audit logging is configured in the workspace settings under Security.",
+         "Passage 2 provides information on how audit logging is configured in the workspace settings under Security.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。", "文書2では、本社は名古屋市にあります。", JA_CONTEXT),
+        ("本社は名古屋市にある。", "本社は名古屋市にあると述べています。", JA_CONTEXT),
+    ],
+    ids=["en-suggest-that", "en-explains-that", "en-provides-information-on", "ja-dewa", "ja-to-nobete"],
+)
+def test_a_source_as_the_subject_is_no_part_of_the_claim(
+    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+) -> None:
+    """"The passages suggest that X" claims X: "passages" and "suggest" are no words of the contexts,
+    and a faithful answer written that way lost support."""
+    plain_value = faithfulness(judge, plain, contexts)[0]
+    assert faithfulness(judge, framed, contexts)[0] == pytest.approx(plain_value, abs=0.05)
+
+
+def test_an_answer_that_only_describes_the_documents_still_answers_nothing(judge: LocalJudge) -> None:
+    """The teller is dropped for checking faithfulness only: for answer relevancy the sentence is
+    still about the documents."""
+    _, noncommittal = relevancy(judge, "How long are audit logs kept?",
+                                "The passages discuss how long audit logs are kept.", EN_CONTEXT)
+    assert noncommittal

@@ -40,6 +40,7 @@ from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordTex
 from ragpulse.scorer.judge.local.model import MODEL_ID, StaticModel, load_static_model
 from ragpulse.scorer.judge.local.relevance import answers_nothing, answers_part, asked, question_parts
 from ragpulse.scorer.judge.local.text import (
+    claim_content,
     claims,
     content_tokens,
     is_decisive,
@@ -179,7 +180,7 @@ class LocalJudge:
 
     def statements(self, rec: RecordText, usage: Usage) -> list[str]:
         # "I don't know." claims nothing: an evasion is no statement to check.
-        return [c for c in claims(rec.answer) if not is_noncommittal(c)]
+        return [s for c in claims(rec.answer) if not is_noncommittal(c) and (s := claim_content(c)) is not None]
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Verdict]:
         """Each statement is aligned to its closest context sentence (the evidence) and checked

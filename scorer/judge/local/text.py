@@ -236,15 +236,23 @@ _CITED_TELLER = re.compile(
     rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
     rf"|(?:レビュー|口コミ|利用者|お客様|ユーザー)(?:の中)?(?:によると|によれば|では|からは)、?"
     rf"|(?:という|との)(?:口コミ|レビュー|声|意見|感想|評価)(?:が|も)(?:あります|ありました|見られます|寄せられています)"
-    rf"|\b(?:the\s+)?{_SOURCE}\s*#?\s*{_NUMBERS}\s+(?:also\s+)?(?:says|states|explains|mentions|notes|suggests"
-    rf"|indicates|shows|describes|adds|confirms|highlights|emphasi[sz]es|reports|points\s+out)\s+(?:that\s+)?"
-    rf"|{_SOURCE}\s*{_NUMBERS}\s*(?:によると|によれば|では)、?",
+    # A source as the subject of what it says or covers ("Passage 3 explains that ...", "The passages
+    # suggest that ...", "Passage 1 provides information on ...", 「文書2では」, 「〜と述べています」).
+    rf"|\b(?:(?:the|this|that|each|both|these|all)\s+)?(?:(?:given|provided|above)\s+)?{_SOURCE}(?:\s*#?\s*{_NUMBERS})?"
+    rf"(?:\s+provided)?\s+"
+    rf"(?:also\s+)?(?:says?|states?|explains?|mentions?|notes?|suggests?|indicates?|shows?|describes?|adds?"
+    rf"|confirms?|highlights?|emphasi[sz]es|emphasi[sz]e|reports?|points?\s+out|discuss(?:es)?|covers?"
+    rf"|talks?\s+about|provides?\s+(?:the\s+)?(?:necessary\s+|some\s+|more\s+|detailed\s+)?information\s+(?:on|about)"
+    rf"|offers?\s+(?:some\s+)?insights?\s+into)\s+(?:that\s+)?"
+    rf"|{_SOURCE}\s*(?:{_NUMBERS})?\s*(?:によると|によれば|では|には)、?"
+    rf"|と(?:述べ|説明し|記載し|書かれ|書い|示し|指摘し)て(?:います|いる|おり)",
     re.IGNORECASE,
 )
 # Markers of list items at the start of a line ("1.", "2)", "-", "*", "•", "・"): the splitter would
 # cut "1." off as a sentence of its own, an unsupported number.
 _LIST_MARKER = re.compile(
-    r"(?im)^[ \t]*(?:(?:\d{1,3}[.)）]|[-*]|(?:step|option|method|tip|way|solution)\s+\d{1,3}\s*[:.)])[ \t]+"
+    r"(?im)^[ \t]*(?:(?:\d{1,3}[.)）]|[-*]|(?:step|option|method|tip|way|solution|passage|source|document)\s+\d{1,3}"
+    r"\s*[:.)])[ \t]+"
     r"|(?:[•・●▪◦]|(?:ステップ|手順|方法|オプション)\s*\d{1,3}\s*[:：.)）])[ \t]*)(?=\S)"
 )
 # What is left of an inline list ("... as follows: 1. X. 2. Y."): a piece that is only its number.
@@ -268,15 +276,15 @@ _FRAMING = re.compile(
 
 
 def without_references(text: str) -> str:
-    """The answer without citation markers, sources named as tellers and list markers."""
-    return _LIST_MARKER.sub("", _CITED_TELLER.sub("", _CITATION.sub("", text)))
+    """The answer without citation markers and list markers."""
+    return _LIST_MARKER.sub("", _CITATION.sub("", text))
 
 
 def claims(text: str) -> list[str]:
-    """Sentences of the answer (without its references to sources and list markers), also split
-    at glued boundaries and semicolons; each keeps at least one content token (a bare "Yes." is no
-    claim) and says more than how the answer is framed, and a bare list number is no claim unless
-    it is the whole answer."""
+    """Sentences of the answer (without its citation and list markers), also split at glued
+    boundaries and semicolons; each keeps at least one content token (a bare "Yes." is no claim)
+    and says more than how the answer is framed, and a bare list number is no claim unless it is
+    the whole answer."""
     parts: list[str] = []
     # Split before normalising: NFKC turns the full-width "？！" into "?!", which the splitter would
     # then honour only before whitespace.
@@ -285,6 +293,16 @@ def claims(text: str) -> list[str]:
             parts.extend(p.strip() for p in _CLAUSE.split(piece))
     kept = [p for p in parts if p and content_tokens(p) and not _FRAMING.match(p)]
     return [p for p in kept if not _ENUMERATOR.match(p)] if len(kept) > 1 else kept
+
+
+def claim_content(claim: str) -> str | None:
+    """What a claim says about the world, for checking it against the contexts: without a source or
+    a crowd named as its teller ("According to Passage 2, ...", "The passages suggest that ...",
+    "One reviewer mentioned that ...", 「文書1によると、」); None when that leaves nothing to check
+    ("Based on the given passages, here are the signs:"). Answer relevancy keeps the whole claim:
+    an answer that only describes the documents answers nothing."""
+    content = _CITED_TELLER.sub("", claim).strip()
+    return content if content and content_tokens(content) and not _FRAMING.match(content) else None
 
 
 # Evasions: a sentence says it cannot or will not answer. The judge asks this of each claim: a
