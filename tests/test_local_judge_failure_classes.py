@@ -315,8 +315,11 @@ def test_a_citation_number_does_not_answer_how_many(
         ("Audit logs are kept for 90 days.", "Certainly! Audit logs are kept for 90 days.", EN_CONTEXT),
         ("本社は名古屋市にあります。", "はい、以下は要約です：\n本社は名古屋市にあります。", JA_CONTEXT),
         ("本社は名古屋市にあります。", "かしこまりました。本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Sure, I can help you with that! Audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。", "はい、お答えします。本社は名古屋市にあります。", JA_CONTEXT),
     ],
-    ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari"],
+    ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari", "en-i-can-help", "ja-okotae-shimasu"],
 )
 def test_sentences_that_only_frame_the_answer_are_no_statements(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]

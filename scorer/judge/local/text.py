@@ -267,10 +267,13 @@ _FRAMING = re.compile(
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
     r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
     r"|reasons|points))\s*[:：]"
-    r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*)$"
+    r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*"
+    r"|(?:i\s+can|i'd\s+be\s+(?:happy|glad)\s+to|i\s+would\s+be\s+(?:happy|glad)\s+to|let\s+me)\s+help"
+    r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*)$"
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
     r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
-    r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*)$",
+    r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*"
+    r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*)$",
     re.IGNORECASE,
 )
 
