@@ -457,3 +457,18 @@ def test_an_answer_that_only_describes_the_documents_still_answers_nothing(judge
     _, noncommittal = relevancy(judge, "How long are audit logs kept?",
                                 "The passages discuss how long audit logs are kept.", EN_CONTEXT)
     assert noncommittal
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("Audit logs are kept for 90 days. The documents do not mention who can read them.", EN_CONTEXT),
+        ("最後にポイントを獲得した日から1年間です。失効後の扱いについては文書に記載がありません。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_the_documents_silence_is_no_statement_to_check(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    """"The documents do not mention X" is true of the documents and says nothing about the world;
+    checked word by word against the contexts it was unsupported, and a careful answer scored low."""
+    value, detail = faithfulness(judge, answer, contexts)
+    assert len(detail["statements"]) == 1 and value > 0.8

@@ -38,7 +38,13 @@ import numpy as np
 from ragpulse.scorer.bounded_cache import BoundedCache
 from ragpulse.scorer.judge.base import GeneratedQuestions, JudgeError, RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local.model import MODEL_ID, StaticModel, load_static_model
-from ragpulse.scorer.judge.local.relevance import answers_nothing, answers_part, asked, question_parts
+from ragpulse.scorer.judge.local.relevance import (
+    answers_nothing,
+    answers_part,
+    asked,
+    question_parts,
+    states_silence,
+)
 from ragpulse.scorer.judge.local.text import (
     claim_content,
     claims,
@@ -179,8 +185,10 @@ class LocalJudge:
     # -- faithfulness -------------------------------------------------------------------------
 
     def statements(self, rec: RecordText, usage: Usage) -> list[str]:
-        # "I don't know." claims nothing: an evasion is no statement to check.
-        return [s for c in claims(rec.answer) if not is_noncommittal(c) and (s := claim_content(c)) is not None]
+        # "I don't know." claims nothing, nor does "The passages do not mention it": an evasion or
+        # the documents' silence is no statement to check.
+        return [s for c in claims(rec.answer)
+                if not is_noncommittal(c) and not states_silence(c) and (s := claim_content(c)) is not None]
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Verdict]:
         """Each statement is aligned to its closest context sentence (the evidence) and checked

@@ -26,6 +26,15 @@ NUMBER, DATE, PERSON, PLACE = "number", "date", "person", "place"
 _SOURCE_EN = (
     r"(?:context|document|documentation|text|passage|article|source|excerpt|snippet|page|information|material)s?"
 )
+# The documents' silence on a point ("The passages do not mention side effects.", 「〜については
+# 記載がありません」): a claim about the documents, not about the world.
+_SILENCE_EN = (
+    rf"\b{_SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
+    rf"|\bnot\s+(?:specifically\s+)?(?:mentioned|covered|included|found|addressed|specified)\s+in\s+the\s+(?:\w+\s+)?"
+    rf"{_SOURCE_EN}"
+)
+_SILENCE_JA = r"(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
+_SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}", re.IGNORECASE)
 _META_EN = re.compile(
     rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{_SOURCE_EN}\s+(?:\w+\s+)?"
     r"(?:explains?|describes?|provides?|discuss(?:es)?|mentions?|covers?|contains?|talks?\s+about|is\s+about"
@@ -39,9 +48,7 @@ _META_EN = re.compile(
     r"|\bthe\s+question\s+(?:is\s+)?(?:asks?|asking|about)\b"
     # The documents' silence on a point: a refusal when it is all the answer says, a caveat beside
     # an answer ("The passages do not mention side effects."), so judged per sentence.
-    rf"|\b{_SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
-    rf"|\bnot\s+(?:specifically\s+)?(?:mentioned|covered|included|found|addressed|specified)\s+in\s+the\s+(?:\w+\s+)?"
-    rf"{_SOURCE_EN}"
+    rf"|{_SILENCE_EN}"
     # Evasions that pad an answer; matched per sentence, since "it is difficult to say exactly, but
     # about 40" still answers.
     r"|^(?:however,?\s+)?(?:it\s+is|it's)\s+(?:\w+\s+)?(?:difficult|challenging|hard|impossible|not\s+possible)\s+"
@@ -51,7 +58,7 @@ _META_EN = re.compile(
 _META_JA = re.compile(
     r"(?:文書|資料|文章|案内|記事|テキスト|ドキュメント|マニュアル|コンテキスト|ページ)(?:[^。]{0,24})"
     r"(?:説明(?:され|し|が)|記載(?:され|が)|述べ|取り上げ|含まれ|書かれ|紹介され|触れられ)"
-    r"|(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
+    rf"|{_SILENCE_JA}"
     r"|(?:という|とい|との|について(?:の)?|に関する)(?:ご質問|お問い合わせ|質問)"
     r"|(?:ご質問|お問い合わせ)(?:です|ですね|ありがとう|をいただ|いただ)"
     r"|知りたい(?:という|とのこと|ということ)"
@@ -210,6 +217,11 @@ def is_restatement(sentence: str, question: str) -> bool:
     """The sentence's content tokens are all the question's own: it adds nothing."""
     tokens = set(content_tokens(sentence))
     return bool(tokens) and tokens <= set(content_tokens(question))
+
+
+def states_silence(sentence: str) -> bool:
+    """The sentence says the documents do not cover a point: nothing about the world to check."""
+    return bool(_SILENCE.search(normalise(sentence)))
 
 
 def answers_nothing(sentence: str, question: str) -> bool:
