@@ -318,8 +318,13 @@ def test_a_citation_number_does_not_answer_how_many(
         ("Audit logs are kept for 90 days.", "Sure, I can help you with that! Audit logs are kept for 90 days.",
          EN_CONTEXT),
         ("本社は名古屋市にあります。", "はい、お答えします。本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.",
+         "Based on the provided passages, the retention rules for audit logs are:\n- Audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。", "会社の概要は次のとおりです：\n・本社は名古屋市にあります。", JA_CONTEXT),
     ],
-    ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari", "en-i-can-help", "ja-okotae-shimasu"],
+    ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari", "en-i-can-help", "ja-okotae-shimasu",
+         "en-list-header", "ja-list-header"],
 )
 def test_sentences_that_only_frame_the_answer_are_no_statements(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]

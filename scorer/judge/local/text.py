@@ -266,7 +266,7 @@ _FRAMING = re.compile(
     r"^(?:(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.,]*\s*)?"
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
     r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
-    r"|reasons|points))\s*[:：]"
+    r"|reasons|points)|are|include|includes)\s*[:：]"
     r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*"
     r"|(?:i\s+can|i'd\s+be\s+(?:happy|glad)\s+to|i\s+would\s+be\s+(?:happy|glad)\s+to|let\s+me)\s+help"
     r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*)$"
