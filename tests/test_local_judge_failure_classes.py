@@ -477,3 +477,10 @@ def test_the_documents_silence_is_no_statement_to_check(judge: LocalJudge, answe
     checked word by word against the contexts it was unsupported, and a careful answer scored low."""
     value, detail = faithfulness(judge, answer, contexts)
     assert len(detail["statements"]) == 1 and value > 0.8
+
+
+def test_an_ordinal_is_its_number(judge: LocalJudge) -> None:
+    """"August 23rd" for "August 23": the suffix was a word of its own that no context holds."""
+    value, _ = faithfulness(judge, "The audit is held on August 23rd.", ["The audit is held on August 23 each year."])
+    wrong, _ = faithfulness(judge, "The audit is held on August 24th.", ["The audit is held on August 23 each year."])
+    assert value > 0.9 and wrong < 0.5

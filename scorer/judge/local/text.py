@@ -27,10 +27,10 @@ _STOPWORDS = frozenset(
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
 
-# Latin words (with inner hyphens/apostrophes), numbers (with inner separators, and the a.m./p.m.
-# of a time of day), CJK runs.
+# Latin words (with inner hyphens/apostrophes), numbers (with inner separators, the a.m./p.m. of a
+# time of day, an ordinal's suffix: "23rd" is 23), CJK runs.
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,:/]\d+)*)(?:\s?(?P<half>[aApP])\.?[mM]\.?(?![^\W\d_]))?"
+    r"(?P<num>\d+(?:[.,:/]\d+)*)(?:\s?(?P<half>[aApP])\.?[mM]\.?(?![^\W\d_])|(?:st|nd|rd|th)(?![^\W\d_]))?"
     r"|(?P<word>[^\W\d_](?:[^\W_]|['\-][^\W_])*)"
 )
 # Structured data's keys ("OutdoorSeating", "RestaurantsGoodForGroups") hold the words an answer
