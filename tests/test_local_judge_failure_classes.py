@@ -484,3 +484,27 @@ def test_an_ordinal_is_its_number(judge: LocalJudge) -> None:
     value, _ = faithfulness(judge, "The audit is held on August 23rd.", ["The audit is held on August 23 each year."])
     wrong, _ = faithfulness(judge, "The audit is held on August 24th.", ["The audit is held on August 23 each year."])
     assert value > 0.9 and wrong < 0.5
+
+
+@pytest.mark.parametrize(
+    ("fused", "wrong", "contexts"),
+    [
+        ("Anna Berg, a passenger on Flight 5622, said the cabin filled with smoke.",
+         "Anna Berg, a passenger on Flight 5623, said the cabin filled with smoke.",
+         ["Flight 5622 made an emergency landing in Leeds on Sunday. The airline apologised for the delay. "
+          "Engineers inspected the plane overnight. Passenger Anna Berg said the cabin filled with smoke."]),
+        ("5622便の乗客の山田花子さんは、機内に煙が充満したと話した。",
+         "5623便の乗客の山田花子さんは、機内に煙が充満したと話した。",
+         ["5622便は日曜日に名古屋に緊急着陸した。航空会社は遅延を謝罪した。整備士が夜通し機体を点検した。"
+          "乗客の山田花子さんは機内に煙が充満したと話した。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_summary_sentence_may_join_facts_from_two_sentences(
+    judge: LocalJudge, fused: str, wrong: str, contexts: list[str]
+) -> None:
+    """A number the contexts hold in another sentence than the evidence counts half near it (it
+    scored 0: the window around the evidence lacked it); a number the contexts lack still decides."""
+    fused_value, _ = faithfulness(judge, fused, contexts)
+    wrong_value, _ = faithfulness(judge, wrong, contexts)
+    assert fused_value > 0.3 and wrong_value < fused_value / 3

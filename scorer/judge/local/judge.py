@@ -69,6 +69,8 @@ NUMBER_WEIGHT = 3.0
 # 0.75, "large" ~ "big" 0.74, "shop" ~ "store" 0.65; antonyms and sibling names stay below:
 # "open" ~ "closed" 0.45, "Monday" ~ "Tuesday" 0.38, "France" ~ "Germany" 0.26). Set from such
 # word pairs, not fitted to a benchmark; RAGTruth dev AUC is flat from 0.3-0.7 to 0.6-0.9.
+# Credit near the evidence for a number found only elsewhere in the contexts (see `support`).
+FUSED_NUMBER = 0.5
 SYNONYM_NONE = 0.55
 SYNONYM_FULL = 0.75
 
@@ -218,7 +220,8 @@ class LocalJudge:
             anchored = _anchored(ctx, tokens, name_tokens(statement))
             if anchored is not None and anchored != closest_one:
                 candidates.append(self._near(ctx, synonyms, tokens, anchored))
-            best, window, near, nearby = max(candidates, key=lambda c: _coverage(tokens, c[2], c[3]))
+            elsewhere = _numbers_elsewhere(tokens, ctx)
+            best, window, near, nearby = max(candidates, key=lambda c: _coverage(tokens, c[2], c[3], elsewhere))
             out.append(Alignment(statement, tokens, ctx, best, window, near, anywhere, nearby,
                                  float(vector @ ctx.vectors[best])))
         return out
@@ -362,7 +365,15 @@ def _anchored(ctx: ContextIndex, tokens: list[str], names: list[str]) -> int | N
     return max(counts, key=lambda i: (counts[i], -i)) if counts else None
 
 
-def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, float] | None = None) -> float:
+def _numbers_elsewhere(tokens: list[str], ctx: ContextIndex) -> dict[str, float]:
+    """Credit near the evidence for the statement's numbers the contexts hold anywhere: a summary
+    sentence may join a name from one sentence to a flight number from another, and it scored 0 for
+    that when only the evidence's neighbours counted."""
+    return {t: FUSED_NUMBER for t in tokens if is_decisive(t) and t in ctx.tokens}
+
+
+def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, float] | None = None,
+              number_credit: dict[str, float] | None = None) -> float:
     """Share of the statement's words that the contexts contain (a missing word counts by its
     synonym credit, if any), times the share of its numbers that they contain: numbers are
     decisive, so a wrong year or amount cannot be outvoted by the words around it; a wrong month or
@@ -371,7 +382,7 @@ def _coverage(tokens: list[str], available: frozenset[str], credit: dict[str, fl
     numbers = [t for t in tokens if is_decisive(t)]
     if not tokens:
         return 0.0
-    return found_share(words, available, credit or {}) * found_share(numbers, available, {})
+    return found_share(words, available, credit or {}) * found_share(numbers, available, number_credit or {})
 
 
 def found_share(tokens: list[str], available: frozenset[str], credit: Mapping[str, float]) -> float:
@@ -383,7 +394,7 @@ def support(a: Alignment) -> float:
     """A statement's verdict: the geometric mean of its two coverages times the share of its names
     found in the contexts, discounted when its evidence is not close (`_support`)."""
     coverage = float(np.sqrt(_coverage(a.tokens, a.context.tokens, a.credit_anywhere)
-                             * _coverage(a.tokens, a.near, a.credit_near)))
+                             * _coverage(a.tokens, a.near, a.credit_near, _numbers_elsewhere(a.tokens, a.context))))
     # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
     return _support(coverage * found_share(name_tokens(a.statement), a.context.tokens, {}), a.closeness)
 
