@@ -508,3 +508,10 @@ def test_a_summary_sentence_may_join_facts_from_two_sentences(
     fused_value, _ = faithfulness(judge, fused, contexts)
     wrong_value, _ = faithfulness(judge, wrong, contexts)
     assert fused_value > 0.3 and wrong_value < fused_value / 3
+
+
+def test_a_key_of_two_words_is_also_one_word(judge: LocalJudge) -> None:
+    """'RestaurantsTakeOut' holds "takeout" as well as "take" and "out"."""
+    right, _ = faithfulness(judge, "Harbour Cafe offers takeout.", STRUCTURED)
+    wrong, _ = faithfulness(judge, "Harbour Cafe offers delivery.", STRUCTURED)
+    assert right > wrong + 0.1

@@ -35,8 +35,8 @@ _TOKEN = re.compile(
 )
 # Structured data's keys ("OutdoorSeating", "RestaurantsGoodForGroups") hold the words an answer
 # uses ("outdoor seating"): a capitalised word with inner capitals is split into its words.
-_CAMEL_PART = re.compile(r"[A-Z][a-z]{2,}")
-_CAMEL = re.compile(r"^(?:[A-Z][a-z]{2,}){2,}$")
+_CAMEL_PART = re.compile(r"[A-Z][a-z]+")
+_CAMEL = re.compile(r"^[A-Z][a-z]{2,}(?:[A-Z][a-z]+)+$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 
@@ -78,8 +78,16 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
             continue
         word = m.group("word")
         if _CAMEL.match(word):
-            out.extend((m.start() + p.start(), m.start() + p.end(), tok) for p in _CAMEL_PART.finditer(word)
-                       if (tok := _word_token(p.group(), drop_question_words)) is not None)
+            # Each word, and each pair joined ("TakeOut" is also "takeout").
+            parts = list(_CAMEL_PART.finditer(word))
+            spans = [(p.start(), p.end(), p.group()) for p in parts]
+            spans += [(a.start(), b.end(), a.group() + b.group()) for a, b in zip(parts, parts[1:], strict=False)]
+            seen: set[str] = set()
+            for start, end, text_ in spans:
+                tok = _word_token(text_, drop_question_words)
+                if tok is not None and tok not in seen:
+                    seen.add(tok)
+                    out.append((m.start() + start, m.start() + end, tok))
         elif (tok := _word_token(word, drop_question_words)) is not None:
             out.append((m.start(), m.end(), tok))
     return out
@@ -119,7 +127,8 @@ def _inflection_stem(word: str) -> str:
     for ending in ("ing", "ed"):
         stem = word[: -len(ending)]
         if word.endswith(ending) and len(stem) >= 2 and _VOWEL.search(stem):
-            if stem.endswith(("at", "bl", "iz")) or _SHORT_CVC.match(stem):
+            # "rated" -> "rate", "tabled" -> "table"; not "seating" -> "seate".
+            if stem.endswith(("bl", "iz")) or (stem.endswith("at") and len(stem) <= 3) or _SHORT_CVC.match(stem):
                 return stem + "e"
             return stem[:-1] if _DOUBLED.search(stem) else stem
     return word
