@@ -35,8 +35,8 @@ _TOKEN = re.compile(
 )
 # Structured data's keys ("OutdoorSeating", "RestaurantsGoodForGroups") hold the words an answer
 # uses ("outdoor seating"): a capitalised word with inner capitals is split into its words.
-_CAMEL_PART = re.compile(r"[A-Z][a-z]+")
-_CAMEL = re.compile(r"^[A-Z][a-z]{2,}(?:[A-Z][a-z]+)+$")
+_CAMEL_PART = re.compile(r"[A-Z][a-z]{2,}")
+_CAMEL = re.compile(r"^(?:[A-Z][a-z]{2,}){2,}$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 
