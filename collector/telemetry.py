@@ -63,7 +63,7 @@ class CollectorMetrics:
         self.pending_traces = catalog.gauge(registry, "ragpulse_assembly_pending_traces")
         self.pending_bytes = catalog.gauge(registry, "ragpulse_assembly_pending_bytes")
         self.http_tls = tls_telemetry.TlsCounts(registry, "otlp_http")
-        self.grpc_tls = tls_telemetry.TlsCounts(registry, "otlp_grpc")
+        self.grpc_tls = tls_telemetry.TlsCounts(registry, "otlp_grpc", handshakes=False)
 
     def service(self, name: str) -> ServiceCounters:
         # Keyed by the bounded label, so the cache is as bounded as the series.

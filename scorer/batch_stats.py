@@ -78,7 +78,7 @@ def _average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def t_quantile(p: float, df: float) -> float:
+def t_quantile(p: float, df: int) -> float:
     """The p-quantile (p > 0.5) of Student's t, by bisection on its CDF."""
     low, high = 0.0, 1.0
     while t_cdf(high, df) < p:
@@ -89,7 +89,7 @@ def t_quantile(p: float, df: float) -> float:
     return (low + high) / 2
 
 
-def t_cdf(t: float, df: float) -> float:
+def t_cdf(t: float, df: int) -> float:
     tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
     return 1 - tail if t >= 0 else tail
 

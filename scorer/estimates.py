@@ -35,6 +35,7 @@ not judged; one the offline judge failed on leaves the record out of that metric
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -53,6 +54,9 @@ from ragpulse.scorer.observer import ScoredRecord
 MIN_VERDICTS_FOR_TUNING = 20
 # Quantities fitted on the verdicts: the mean, λ and κ.
 _FITTED = 3
+# Read at every scrape for every (service, metric), under the bank's lock that scoring threads wait
+# on: a bisection each time (~1 ms) would hold them; degrees of freedom are rounded to whole verdicts.
+_t_quantile = functools.lru_cache(maxsize=4096)(t_quantile)
 
 
 @dataclass(frozen=True)
@@ -129,11 +133,11 @@ class PpiEstimator:
         variance = max(sum(k[i] * s[i][j] * k[j] for i in range(3) for j in range(3)), 0.0) / (self._d * self._d)
         # The verdicts are the sample that matters: residuals of coefficients fitted on them
         # understate their spread (the usual degrees-of-freedom correction), and a variance
-        # estimated from few of them calls for t's wider quantile. Decayed counts are fractional.
+        # estimated from few of them calls for t's wider quantile.
         freedom = max(self._judged - _FITTED, 1.0)
         if self._judged > _FITTED:
             variance *= self._judged / freedom
-        half = t_quantile(self._p, freedom) * math.sqrt(variance)
+        half = _t_quantile(self._p, max(round(freedom), 1)) * math.sqrt(variance)
         return Estimate(estimate, estimate - half, estimate + half, self._d * self._d / self._dd, self._judged, lam)
 
     def _coefficients(self, s: list[list[float]]) -> tuple[float, float]:

@@ -41,12 +41,14 @@ def _family(registry: CollectorRegistry, name: str) -> Any:
 
 
 class TlsCounts:
-    """One server's counts (`server`: otlp_http, otlp_grpc, metrics, page)."""
+    """One server's counts (`server`: otlp_http, otlp_grpc, metrics, page). `handshakes`: whether
+    the server can see its failed handshakes (grpc cannot); without, no series shows zeros forever."""
 
-    def __init__(self, registry: CollectorRegistry, server: str) -> None:
+    def __init__(self, registry: CollectorRegistry, server: str, handshakes: bool = True) -> None:
         failures = _family(registry, HANDSHAKE_FAILURES)
         reloads = _family(registry, RELOADS)
-        self._failures = {reason: failures.labels(server=server, reason=reason) for reason in REASONS}
+        self._failures = {reason: failures.labels(server=server, reason=reason)
+                          for reason in (REASONS if handshakes else ())}
         self._reloads = {ok: reloads.labels(server=server, outcome="ok" if ok else "failed") for ok in (True, False)}
 
     def handshake_failed(self, reason: str) -> None:

@@ -64,13 +64,14 @@ LEXICAL_WEIGHT = 0.75
 # A number counts this many times as much as a word in the lexical part of the embedding.
 NUMBER_WEIGHT = 3.0
 
+# Credit near the evidence for a number found only elsewhere in the contexts (`_numbers_elsewhere`).
+FUSED_NUMBER = 0.5
+
 # A statement word that the contexts lack earns partial support from its closest context word by
 # static-embedding cosine: none at or below SYNONYM_NONE, full from SYNONYM_FULL ("bikes" ~ "bicycles"
 # 0.75, "large" ~ "big" 0.74, "shop" ~ "store" 0.65; antonyms and sibling names stay below:
 # "open" ~ "closed" 0.45, "Monday" ~ "Tuesday" 0.38, "France" ~ "Germany" 0.26). Set from such
 # word pairs, not fitted to a benchmark; RAGTruth dev AUC is flat from 0.3-0.7 to 0.6-0.9.
-# Credit near the evidence for a number found only elsewhere in the contexts (see `support`).
-FUSED_NUMBER = 0.5
 SYNONYM_NONE = 0.55
 SYNONYM_FULL = 0.75
 
