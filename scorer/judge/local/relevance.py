@@ -17,26 +17,23 @@ from __future__ import annotations
 
 import re
 
-from ragpulse.scorer.judge.local.text import content_tokens, normalise
+from ragpulse.scorer.judge.local.text import SOURCE_EN, SOURCE_JA, content_tokens, normalise
 
 NUMBER, DATE, PERSON, PLACE = "number", "date", "person", "place"
 
-# A sentence about the documents instead of the thing asked: the subject is the source, the verb
-# says what it covers.
-_SOURCE_EN = (
-    r"(?:context|document|documentation|text|passage|article|source|excerpt|snippet|page|information|material)s?"
-)
 # The documents' silence on a point ("The passages do not mention side effects.", 「〜については
 # 記載がありません」): a claim about the documents, not about the world.
 _SILENCE_EN = (
-    rf"\b{_SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
+    rf"\b{SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
     rf"|\bnot\s+(?:specifically\s+)?(?:mentioned|covered|included|found|addressed|specified)\s+in\s+the\s+(?:\w+\s+)?"
-    rf"{_SOURCE_EN}"
+    rf"{SOURCE_EN}"
 )
 _SILENCE_JA = r"(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
 _SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}", re.IGNORECASE)
+# A sentence about the documents instead of the thing asked: the subject is the source, the verb
+# says what it covers.
 _META_EN = re.compile(
-    rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{_SOURCE_EN}\s+(?:\w+\s+)?"
+    rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{SOURCE_EN}\s+(?:\w+\s+)?"
     r"(?:explains?|describes?|provides?|discuss(?:es)?|mentions?|covers?|contains?|talks?\s+about|is\s+about"
     r"|are\s+about|deals?\s+with|outlines?|gives?|includes?|offers?|refers?\s+to|addresses|focus(?:es)?\s+on"
     r"|presents?|touches\s+on|goes\s+over)\b(?!\s+that\b|:)"  # "The passage mentions that X" answers
@@ -56,7 +53,7 @@ _META_EN = re.compile(
     re.IGNORECASE,
 )
 _META_JA = re.compile(
-    r"(?:文書|資料|文章|案内|記事|テキスト|ドキュメント|マニュアル|コンテキスト|ページ)(?:[^。]{0,24})"
+    rf"{SOURCE_JA}(?:[^。]{{0,24}})"
     r"(?:説明(?:され|し|が)|記載(?:され|が)|述べ|取り上げ|含まれ|書かれ|紹介され|触れられ)"
     rf"|{_SILENCE_JA}"
     r"|(?:という|とい|との|について(?:の)?|に関する)(?:ご質問|お問い合わせ|質問)"

@@ -214,46 +214,50 @@ _GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _CLAUSE = re.compile(r"\s*;\s+")
 
 
+# Names for the documents an answer was given, in either language: citation markers and tellers
+# below, and the sentences about the documents in relevance.py, all name them.
+SOURCE_EN = (r"(?:passage|source|document|documentation|doc|context|ref|reference|citation|chunk|excerpt|snippet"
+             r"|article|text|page|information|material)s?")
+SOURCE_JA = (r"(?:文書|資料|文章|出典|参考|参照|ソース|コンテキスト|文献|抜粋|記事|テキスト|ドキュメント"
+             r"|マニュアル|ページ|案内)")
+_SOURCE = rf"(?:{SOURCE_EN}|{SOURCE_JA})"
+_NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 # References to the sources are no part of a claim: their numbers are not the contexts' numbers,
 # so "Paris is the capital of France [1]." was unsupported, and an answer that cites its passages
 # scored 0 whatever it said. Bracketed numbers ("[1]", "[1, 3]", "[^2]", "【1】") and a source word
 # with numbers in brackets ("(Passage 2)", "[Source 1]", "（文書1）"), with the space before them.
-_SOURCE = (r"(?:passages?|sources?|documents?|docs?|contexts?|refs?|references?|citations?|chunks?|excerpts?"
-           r"|文書|資料|出典|参考|参照|ソース|コンテキスト|文献|抜粋)")
-_NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 _CITATION = re.compile(
     rf"[ \t]*(?:[\[【［]\^?\s*{_NUMBERS}\s*[\]】］]"
     rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*[\])）】］])",
     re.IGNORECASE,
 )
-# A source named as the teller: "According to Passage 2, ...", "Based on the provided passages, ...",
-# "Passage 3 explains that ...", 「文書1によると、…」. What follows is the claim.
+# Who a claim is told by, when that is the sources or a crowd; what follows (or precedes, in
+# Japanese) is the claim.
 _CITED_TELLER = re.compile(
-    rf"\b(?:according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+(?:the\s+)?"
-    rf"{_SOURCE}\s*#?\s*{_NUMBERS}\s*,?\s*"
-    rf"|\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
+    # "According to Passage 2,", "Based on the provided passages,", "According to the reviews,"
+    rf"\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
     rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved|customer|user|online)\s+)?"
-    rf"(?:{_SOURCE}|information|search\s+results?|articles?|news|reports?|text|data|reviews?)"
+    rf"(?:{_SOURCE}|search\s+results?|news|reports?|data|reviews?)(?:\s*#?\s*{_NUMBERS})?"
     rf"(?:\s+(?:provided|given|above))?\s*,\s*"
-    rf"|(?:(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果|記事|レビュー|口コミ|データ))(?:に)?"
-    rf"(?:よると|よれば|基づくと)、"
-    # Reported speech of a crowd ("One reviewer mentioned that ...", "Some customers noted ..."): what
-    # they said is the claim; the reviewer is no word of the review.
-    rf"|\b(?:one|another|a|some|many|several|most|other|few|the)?\s*(?:of\s+the\s+)?"
-    rf"(?:reviewers?|customers?|users?|guests?|visitors?|diners?|patrons?|people)\s+(?:have\s+|has\s+|also\s+)*"
-    rf"(?:said|say|says|mentioned|mention|mentions|noted|note|notes|stated|states|reported|reports|commented"
-    rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
-    rf"|(?:レビュー|口コミ|利用者|お客様|ユーザー)(?:の中)?(?:によると|によれば|では|からは)、?"
-    rf"|(?:という|との)(?:口コミ|レビュー|声|意見|感想|評価)(?:が|も)(?:あります|ありました|見られます|寄せられています)"
-    # A source as the subject of what it says or covers ("Passage 3 explains that ...", "The passages
-    # suggest that ...", "Passage 1 provides information on ...", 「文書2では」, 「〜と述べています」).
-    rf"|\b(?:(?:the|this|that|each|both|these|all)\s+)?(?:(?:given|provided|above)\s+)?{_SOURCE}(?:\s*#?\s*{_NUMBERS})?"
-    rf"(?:\s+provided)?\s+"
+    # A source as the subject of what it says or covers: "The passages suggest that", "Passage 3
+    # explains that", "Passage 1 provides information on" (a determiner or a number makes it one).
+    rf"|\b(?:(?:the|this|that|each|both|these|all)\s+(?:(?:given|provided|above)\s+)?{_SOURCE}"
+    rf"(?:\s*#?\s*{_NUMBERS})?|{_SOURCE}\s*#?\s*{_NUMBERS})(?:\s+provided)?\s+"
     rf"(?:also\s+)?(?:says?|states?|explains?|mentions?|notes?|suggests?|indicates?|shows?|describes?|adds?"
     rf"|confirms?|highlights?|emphasi[sz]es|emphasi[sz]e|reports?|points?\s+out|discuss(?:es)?|covers?"
     rf"|talks?\s+about|provides?\s+(?:the\s+)?(?:necessary\s+|some\s+|more\s+|detailed\s+)?information\s+(?:on|about)"
     rf"|offers?\s+(?:some\s+)?insights?\s+into)\s+(?:that\s+)?"
-    rf"|{_SOURCE}\s*(?:{_NUMBERS})?\s*(?:によると|によれば|では|には)、?"
+    # Reported speech of a crowd: "One reviewer mentioned that", "Some customers noted"; the
+    # reviewer is no word of the review.
+    rf"|\b(?:one|another|a|some|many|several|most|other|few|the)?\s*(?:of\s+the\s+)?"
+    rf"(?:reviewers?|customers?|users?|guests?|visitors?|diners?|patrons?|people)\s+(?:have\s+|has\s+|also\s+)*"
+    rf"(?:said|say|says|mentioned|mention|mentions|noted|note|notes|stated|states|reported|reports|commented"
+    rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
+    # 「文書1によると、」「提供された文書によると、」「文書2では、」「口コミによると、」
+    rf"|(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果|レビュー|口コミ|データ|利用者|お客様|ユーザー)"
+    rf"\s*(?:{_NUMBERS})?(?:の中)?(?:によると|によれば|に基づくと|では|には|からは)、?"
+    # 「〜という口コミがあります」「〜と述べています」
+    rf"|(?:という|との)(?:口コミ|レビュー|声|意見|感想|評価)(?:が|も)(?:あります|ありました|見られます|寄せられています)"
     rf"|と(?:述べ|説明し|記載し|書かれ|書い|示し|指摘し)て(?:います|いる|おり)",
     re.IGNORECASE,
 )
