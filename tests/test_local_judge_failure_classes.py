@@ -322,9 +322,16 @@ def test_a_citation_number_does_not_answer_how_many(
          "Based on the provided passages, the retention rules for audit logs are:\n- Audit logs are kept for 90 days.",
          EN_CONTEXT),
         ("本社は名古屋市にあります。", "会社の概要は次のとおりです：\n・本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. I hope this helps! Let me know if you have any other questions.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。",
+         "本社は名古屋市にあります。お役に立てれば幸いです。他にご質問があればお気軽にどうぞ。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Retention:\nAudit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "所在地：\n本社は名古屋市にあります。", JA_CONTEXT),
     ],
     ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari", "en-i-can-help", "ja-okotae-shimasu",
-         "en-list-header", "ja-list-header"],
+         "en-list-header", "ja-list-header", "en-closing", "ja-closing", "en-heading", "ja-heading"],
 )
 def test_sentences_that_only_frame_the_answer_are_no_statements(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]
@@ -340,6 +347,37 @@ def test_sentences_that_only_frame_the_answer_are_no_statements(
 def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LocalJudge) -> None:
     _, detail = faithfulness(judge, "Here are the retention rules: audit logs are kept for 90 days.", EN_CONTEXT)
     assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Enjoy free shipping on every order over 50 dollars.", "Let me explain: the points expire after a year.",
+     "Good luck charms are sold at the shrine for 500 yen.", "ご質問の多い送料は全国一律500円です。"],
+    ids=["en-enjoy-with-a-claim", "en-let-me-explain", "en-good-luck-charms", "ja-gositsumon-with-a-claim"],
+)
+def test_a_claim_that_opens_like_a_closing_is_still_a_statement(judge: LocalJudge, answer: str) -> None:
+    _, detail = faithfulness(judge, answer, EN_CONTEXT)
+    assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("abbreviated", "written_out", "contexts"),
+    [
+        ("The forecast for Tue, Aug 23 is 82 degrees and sunny.",
+         "The forecast for Tuesday, August 23rd is 82 degrees and sunny.",
+         ["The forecast for Tuesday, August 23 is 82 degrees and sunny. Wednesday brings rain."]),
+        ("8月23日(火)は晴れで、最高気温は28度です。", "8月23日火曜日は晴れで、最高気温は28度です。",
+         ["8月23日火曜日は晴れで、最高気温は28度の予報です。水曜日は雨です。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_an_abbreviated_month_or_weekday_is_its_name(
+    judge: LocalJudge, abbreviated: str, written_out: str, contexts: list[str]
+) -> None:
+    """"Aug 23" in the answer and "August 23" in the contexts (or the other way round) are one date;
+    the abbreviation was a missing word and a name not found."""
+    assert faithfulness(judge, abbreviated, contexts)[0] == pytest.approx(
+        faithfulness(judge, written_out, contexts)[0], abs=0.05)
 
 
 STRUCTURED = [

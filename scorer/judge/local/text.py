@@ -62,6 +62,8 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
     non-stopwords, numbers, CJK bigrams. Numbers keep a '#' prefix so that callers can treat them
     as decisive."""
     text = normalise(text)
+    if ")" in text:
+        text = _JA_WEEKDAY.sub(r"\1曜日", text)  # same length: offsets stay valid
     out: list[tuple[int, int, str]] = []
     # Japanese times of day are numbers like any other ("午後8時" is 20:00): taken out of the CJK
     # runs, so that they are not bigrams too.
@@ -99,7 +101,17 @@ def _word_token(word: str, drop_question_words: bool) -> str | None:
     word = word.lower()
     if word in _STOPWORDS or (drop_question_words and word in _QUESTION_WORDS) or len(word) < 2:
         return None
-    return _inflection_stem(word)[:STEM_CHARS]
+    return _inflection_stem(_ABBREVIATIONS.get(word, word))[:STEM_CHARS]
+
+
+# Abbreviated months and weekdays are their names ("Aug 23" is "August 23rd"); "sat", "sun" and "may"
+# are words of their own.
+_ABBREVIATIONS = {
+    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june", "jul": "july",
+    "aug": "august", "sep": "september", "sept": "september", "oct": "october", "nov": "november",
+    "dec": "december", "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
+}
 
 
 _NOT_PLURAL = frozenset("news always perhaps whereas series species physics economics politics mathematics gas lens "
@@ -133,6 +145,9 @@ def _inflection_stem(word: str) -> str:
             return stem[:-1] if _DOUBLED.search(stem) else stem
     return word
 
+
+# A date's weekday in brackets is the weekday: 「8月23日(火)」 is 「8月23日火曜日」.
+_JA_WEEKDAY = re.compile(r"(?<=[\d日])\(([月火水木金土日])\)")
 
 # Not 時間 (hours of duration), 時点, 時期, 時代.
 _JA_CLOCK = re.compile(
@@ -282,11 +297,24 @@ _FRAMING = re.compile(
     r"|reasons|points)|are|include|includes)\s*[:：]"
     r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*"
     r"|(?:i\s+can|i'd\s+be\s+(?:happy|glad)\s+to|i\s+would\s+be\s+(?:happy|glad)\s+to|let\s+me)\s+help"
-    r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*)$"
+    r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*"
+    # Closings: "I hope this helps!", "Let me know if you have any other questions.", "Good luck!"
+    r"|(?:i\s+)?hope\s+(?:this|that|it|the\s+above)\s+(?:helps?|answers?|was\s+helpful)\b[^.!?]*[!.]*"
+    r"|(?:please\s+)?(?:let\s+me\s+know|do\s+not\s+hesitate|don't\s+hesitate|feel\s+free\s+to\s+(?:ask|reach|contact)"
+    r"|if\s+you\s+have\s+(?:any\s+)?(?:other|further|more|additional|follow-up)\s+questions|is\s+there\s+anything\s+else)"
+    r"\b[^.!?]*[!.?]*"
+    r"|(?:good\s+luck|enjoy|happy\s+\w+ing)(?:\s+\w+){0,3}[!.]*"
+    # A bare heading ("Kinetic Energy:", "Passage 1:", "Ingredients:"): what follows is the claim.
+    r"|(?:\S+\s+){0,3}[^\s.!?:：]+\s*[:：])$"
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
     r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
     r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*"
-    r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*)$",
+    r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*"
+    # 「お役に立てれば幸いです」「他にご質問があればお気軽にどうぞ」
+    r"|(?:お役に立て|参考にな|ご参考にな)(?:れば|ましたら|ると)[^。]*[。！!]*"
+    r"|(?:他に|ほかに|その他)?(?:ご質問|ご不明な点|お困りのこと|気になること)(?:など)?(?:が|は)?(?:あれば|ございましたら|ありましたら)"
+    r"[^。]*[。！!]*"
+    r"|[^\s。！!？?]{1,12}[:：])$",
     re.IGNORECASE,
 )
 
