@@ -553,3 +553,47 @@ def test_a_key_of_two_words_is_also_one_word(judge: LocalJudge) -> None:
     right, _ = faithfulness(judge, "Harbour Cafe offers takeout.", STRUCTURED)
     wrong, _ = faithfulness(judge, "Harbour Cafe offers delivery.", STRUCTURED)
     assert right > wrong + 0.1
+
+
+EN_RECORD = ["{'name': 'Harbour Cafe', 'city': 'Leeds', 'attributes': {'RestaurantsReservations': True, "
+             "'WiFi': \"u'no'\", 'OutdoorSeating': None, 'BusinessParking': {'street': True, 'valet': False}}, "
+             "'review_text': 'Lovely coffee and quick service.'}"]
+JA_RECORD = ['{"店名": "港カフェ", "所在地": "名古屋市", "予約": "可", "駐車場": "なし", "テラス席": null}']
+
+
+@pytest.mark.parametrize(
+    ("right", "wrong", "contexts"),
+    [
+        ("Harbour Cafe takes reservations but has no WiFi.",
+         "Harbour Cafe does not take reservations but has free WiFi.", EN_RECORD),
+        ("There is street parking.", "Valet parking is available.", EN_RECORD),
+        ("港カフェは予約ができますが、駐車場はありません。", "港カフェは予約ができず、駐車場があります。", JA_RECORD),
+    ],
+    ids=["en", "en-grouped", "ja"],
+)
+def test_a_yes_no_fact_of_a_record_stated_the_wrong_way_is_unsupported(
+    judge: LocalJudge, right: str, wrong: str, contexts: list[str]
+) -> None:
+    """Every word of "does not take reservations" is in a record that says 'RestaurantsReservations':
+    True; the polarity is what is wrong, the commonest hallucination over records of data."""
+    assert faithfulness(judge, wrong, contexts)[0] < 0.5 * faithfulness(judge, right, contexts)[0]
+
+
+@pytest.mark.parametrize(
+    ("unknown", "contexts"),
+    [("Harbour Cafe has outdoor seating.", EN_RECORD), ("Harbour Cafe has no outdoor seating.", EN_RECORD),
+     ("港カフェにはテラス席があります。", JA_RECORD), ("港カフェにはテラス席がありません。", JA_RECORD)],
+    ids=["en-has", "en-has-not", "ja-has", "ja-has-not"],
+)
+def test_a_fact_the_record_does_not_know_supports_neither_way(
+    judge: LocalJudge, unknown: str, contexts: list[str]
+) -> None:
+    """'OutdoorSeating': None says the record does not know: "has outdoor seating" is as baseless as
+    "has none"."""
+    assert faithfulness(judge, unknown, contexts)[0] < 0.3
+
+
+def test_a_word_of_a_grouped_key_elsewhere_is_no_mention_of_it(judge: LocalJudge) -> None:
+    """'street' in the parking group is a fact about parking, not about an address on a street."""
+    plain = faithfulness(judge, "Harbour Cafe is in Leeds.", EN_RECORD)[0]
+    assert faithfulness(judge, "Harbour Cafe is not on a street in Leeds.", EN_RECORD)[0] > plain - 0.3

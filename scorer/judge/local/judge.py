@@ -45,6 +45,7 @@ from ragpulse.scorer.judge.local.relevance import (
     question_parts,
     states_silence,
 )
+from ragpulse.scorer.judge.local.structured import Fact, agreement, facts
 from ragpulse.scorer.judge.local.text import (
     claim_content,
     claims,
@@ -96,6 +97,7 @@ class ContextIndex:
     word_vectors: np.ndarray  # unit static embeddings of the contexts' distinct Latin words
     sentence_words: list[np.ndarray]  # per sentence, the row numbers of its words in word_vectors
     holding: dict[str, list[int]]  # per content token, the sentences that hold it
+    facts: list[Fact]  # yes/no facts of structured records (structured.py)
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ class LocalJudge:
         index = ContextIndex(
             sentences, self.embed(sentences, usage), frozenset().union(*per_sentence), per_sentence,
             self._word_vectors(words), [np.array([row[w] for w in ws], dtype=np.int64) for ws in sentence_words],
-            holding,
+            holding, facts(rec.contexts),
         )
         rec.memo[_MEMO_KEY] = index
         return index
@@ -396,8 +398,10 @@ def support(a: Alignment) -> float:
     found in the contexts, discounted when its evidence is not close (`_support`)."""
     coverage = float(np.sqrt(_coverage(a.tokens, a.context.tokens, a.credit_anywhere)
                              * _coverage(a.tokens, a.near, a.credit_near, _numbers_elsewhere(a.tokens, a.context))))
-    # Names are decisive like numbers: no synonym stands in for "Thomas Reid".
-    return _support(coverage * found_share(name_tokens(a.statement), a.context.tokens, {}), a.closeness)
+    # Names are decisive like numbers: no synonym stands in for "Thomas Reid"; so is the polarity of
+    # a record's yes/no fact ("does not take reservations" against 'RestaurantsReservations': True).
+    found = found_share(name_tokens(a.statement), a.context.tokens, {}) * agreement(a.statement, a.context.facts)
+    return _support(coverage * found, a.closeness)
 
 
 def _support(coverage: float, best_sim: float) -> float:

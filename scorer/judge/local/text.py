@@ -22,7 +22,8 @@ _STOPWORDS = frozenset(
     should can could may might must it its it's this that these those there here which who whom
     whose what when where why how i me my we our you your he him his she her they them their
     not no nor only own same too very just also such both each few more most other some any all
-    one s t also however therefore thus while although though because since until yet yes ok okay""".split()
+    one s t also however therefore thus while although though because since until yet yes ok okay
+    located situated""".split()
 )
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
@@ -90,6 +91,9 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
                 if tok is not None and tok not in seen:
                     seen.add(tok)
                     out.append((m.start() + start, m.start() + end, tok))
+        elif word in _US_STATES:
+            out.extend((m.start(), m.end(), tok) for part in _US_STATES[word]
+                       if (tok := _word_token(part, drop_question_words)) is not None)
         elif (tok := _word_token(word, drop_question_words)) is not None:
             out.append((m.start(), m.end(), tok))
     return out
@@ -103,6 +107,17 @@ def _word_token(word: str, drop_question_words: bool) -> str | None:
         return None
     return _inflection_stem(_ABBREVIATIONS.get(word, word))[:STEM_CHARS]
 
+
+# Records of data write a US state as its postal code ('state': 'CA'), prose as its name; only the
+# capitalised code is one ("IN", "OR", "ME" are words in lower case).
+_US_STATES = {code: name.split("_") for code, name in (pair.split("=") for pair in (
+    "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado CT=Connecticut DE=Delaware "
+    "FL=Florida GA=Georgia HI=Hawaii ID=Idaho IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky "
+    "LA=Louisiana ME=Maine MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi MO=Missouri "
+    "MT=Montana NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico NY=New_York "
+    "NC=North_Carolina ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon PA=Pennsylvania RI=Rhode_Island "
+    "SC=South_Carolina SD=South_Dakota TN=Tennessee TX=Texas UT=Utah VT=Vermont VA=Virginia WA=Washington "
+    "WV=West_Virginia WI=Wisconsin WY=Wyoming DC=District_of_Columbia").split())}
 
 # Abbreviated months and weekdays are their names ("Aug 23" is "August 23rd"); "sat", "sun" and "may"
 # are words of their own.
@@ -251,7 +266,7 @@ _CITATION = re.compile(
 _CITED_TELLER = re.compile(
     # "According to Passage 2,", "Based on the provided passages,", "According to the reviews,"
     rf"\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
-    rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved|customer|user|online)\s+)?"
+    rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved|customer|user|online|structured|json|following)\s+){{0,2}}"
     rf"(?:{_SOURCE}|search\s+results?|news|reports?|data|reviews?)(?:\s*#?\s*{_NUMBERS})?"
     rf"(?:\s+(?:provided|given|above))?\s*,\s*"
     # A source as the subject of what it says or covers: "The passages suggest that", "Passage 3
