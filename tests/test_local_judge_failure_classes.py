@@ -482,8 +482,12 @@ def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reporte
          EN_CONTEXT),
         ("本社は名古屋市にあります。", "文書2では、本社は名古屋市にあります。", JA_CONTEXT),
         ("本社は名古屋市にある。", "本社は名古屋市にあると述べています。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "The author also recounts that audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("本社は名古屋市にあります。", "筆者によると、本社は名古屋市にあります。", JA_CONTEXT),
     ],
-    ids=["en-suggest-that", "en-explains-that", "en-provides-information-on", "ja-dewa", "ja-to-nobete"],
+    ids=["en-suggest-that", "en-explains-that", "en-provides-information-on", "ja-dewa", "ja-to-nobete",
+         "en-the-author-recounts", "ja-hissha-ni-yoruto"],
 )
 def test_a_source_as_the_subject_is_no_part_of_the_claim(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]

@@ -251,6 +251,9 @@ SOURCE_EN = (r"(?:passage|source|document|documentation|doc|context|ref|referenc
 SOURCE_JA = (r"(?:文書|資料|文章|出典|参考|参照|ソース|コンテキスト|文献|抜粋|記事|テキスト|ドキュメント"
              r"|マニュアル|ページ|案内)")
 _SOURCE = rf"(?:{SOURCE_EN}|{SOURCE_JA})"
+# Who wrote the document, as a summary names them: "The author recounts ...", "The report concludes".
+_WRITER = (r"(?:news\s+)?(?:report|story|piece|essay|op-ed|editorial|column|author|writer|columnist|reporter"
+           r"|journalist)s?")
 _NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 # References to the sources are no part of a claim: their numbers are not the contexts' numbers,
 # so "Paris is the capital of France [1]." was unsupported, and an answer that cites its passages
@@ -271,9 +274,11 @@ _CITED_TELLER = re.compile(
     rf"(?:\s+(?:provided|given|above))?\s*,\s*"
     # A source as the subject of what it says or covers: "The passages suggest that", "Passage 3
     # explains that", "Passage 1 provides information on" (a determiner or a number makes it one).
-    rf"|\b(?:(?:the|this|that|each|both|these|all)\s+(?:(?:given|provided|above)\s+)?{_SOURCE}"
+    rf"|\b(?:(?:the|this|that|each|both|these|all)\s+(?:(?:given|provided|above)\s+)?(?:{_SOURCE}|{_WRITER})"
     rf"(?:\s*#?\s*{_NUMBERS})?|{_SOURCE}\s*#?\s*{_NUMBERS})(?:\s+provided)?\s+"
-    rf"(?:also\s+)?(?:says?|states?|explains?|mentions?|notes?|suggests?|indicates?|shows?|describes?|adds?"
+    rf"(?:also\s+|then\s+|further\s+)?(?:says?|states?|explains?|mentions?|notes?|suggests?|indicates?|shows?"
+    rf"|describes?|adds?|recounts?|recalls?|argues?|urges?|predicts?|questions?|reveals?|warns?|claims?|believes?"
+    rf"|asserts?|writes?|details?|concludes?(?:\s+by\s+(?:saying|noting|mentioning|discussing|arguing))?"
     rf"|confirms?|highlights?|emphasi[sz]es|emphasi[sz]e|reports?|points?\s+out|discuss(?:es)?|covers?"
     rf"|talks?\s+about|provides?\s+(?:the\s+)?(?:necessary\s+|some\s+|more\s+|detailed\s+)?information\s+(?:on|about)"
     rf"|offers?\s+(?:some\s+)?insights?\s+into)\s+(?:that\s+)?"
@@ -284,7 +289,7 @@ _CITED_TELLER = re.compile(
     rf"(?:said|say|says|mentioned|mention|mentions|noted|note|notes|stated|states|reported|reports|commented"
     rf"|pointed\s+out|wrote|writes|claimed|felt|found)\s+(?:that\s+)?"
     # 「文書1によると、」「提供された文書によると、」「文書2では、」「口コミによると、」
-    rf"|(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果|レビュー|口コミ|データ|利用者|お客様|ユーザー)"
+    rf"|(?:提供された|与えられた|上記の)?(?:{_SOURCE}|情報|検索結果|レビュー|口コミ|データ|利用者|お客様|ユーザー|筆者|著者|記者|報道)"
     rf"\s*(?:{_NUMBERS})?(?:の中)?(?:によると|によれば|に基づくと|では|には|からは)、?"
     # 「〜という口コミがあります」「〜と述べています」
     rf"|(?:という|との)(?:口コミ|レビュー|声|意見|感想|評価)(?:が|も)(?:あります|ありました|見られます|寄せられています)"
