@@ -601,3 +601,22 @@ def test_a_word_of_a_grouped_key_elsewhere_is_no_mention_of_it(judge: LocalJudge
     """'street' in the parking group is a fact about parking, not about an address on a street."""
     plain = faithfulness(judge, "Harbour Cafe is in Leeds.", EN_RECORD)[0]
     assert faithfulness(judge, "Harbour Cafe is not on a street in Leeds.", EN_RECORD)[0] > plain - 0.3
+
+
+@pytest.mark.parametrize(
+    ("plain", "existence", "contexts"),
+    [
+        ("Harbour Cafe is in Leeds.", "Harbour Cafe is located in Leeds.", EN_RECORD),
+        ("There is street parking.", "Street parking is available.", EN_RECORD),
+        # Japanese says it with hiragana endings (「にあります」「があります」), which are no tokens.
+        ("港カフェは名古屋市。", "港カフェは名古屋市にあります。", JA_RECORD),
+    ],
+    ids=["en-located", "en-available", "ja-arimasu"],
+)
+def test_saying_that_something_is_somewhere_or_exists_adds_no_missing_word(
+    judge: LocalJudge, plain: str, existence: str, contexts: list[str]
+) -> None:
+    """A record of data says 'city': 'Leeds', never "located"; the verb was a missing word. (The
+    wording still moves the embedding's closeness a little.)"""
+    plain_value = faithfulness(judge, plain, contexts)[0]
+    assert faithfulness(judge, existence, contexts)[0] == pytest.approx(plain_value, abs=0.1)
