@@ -485,9 +485,11 @@ def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reporte
         ("Audit logs are kept for 90 days.", "The author also recounts that audit logs are kept for 90 days.",
          EN_CONTEXT),
         ("本社は名古屋市にあります。", "筆者によると、本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Audit logs are kept for 90 days, as mentioned in passage 2.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書2より）。", JA_CONTEXT),
     ],
     ids=["en-suggest-that", "en-explains-that", "en-provides-information-on", "ja-dewa", "ja-to-nobete",
-         "en-the-author-recounts", "ja-hissha-ni-yoruto"],
+         "en-the-author-recounts", "ja-hissha-ni-yoruto", "en-as-mentioned-in-at-the-end", "ja-yori-in-brackets"],
 )
 def test_a_source_as_the_subject_is_no_part_of_the_claim(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]
@@ -620,3 +622,16 @@ def test_saying_that_something_is_somewhere_or_exists_adds_no_missing_word(
     wording still moves the embedding's closeness a little.)"""
     plain_value = faithfulness(judge, plain, contexts)[0]
     assert faithfulness(judge, existence, contexts)[0] == pytest.approx(plain_value, abs=0.1)
+
+
+def test_a_name_the_question_gives_is_no_invented_entity(judge: LocalJudge) -> None:
+    """"How much does it cost in Michigan?" answered "In Michigan, it costs ..." names the question's
+    scope; as a name the contexts lack it made the statement's support 0. (Japanese has no
+    capitalised names: there the name is a missing word like any other.)"""
+    question = "How long does Northwind keep audit logs?"
+    scoped = METRICS["faithfulness"](
+        judge, RecordText(question, EN_CONTEXT, "Audit logs at Northwind are kept for 90 days."), Usage())[0]
+    invented = METRICS["faithfulness"](
+        judge, RecordText("How long are audit logs kept?", EN_CONTEXT, "Audit logs at Northwind are kept for 90 days."),
+        Usage())[0]
+    assert invented < 0.1 < scoped

@@ -113,6 +113,7 @@ class Alignment:
     credit_anywhere: dict[str, float]  # synonym credit of missing words among all context words
     credit_near: dict[str, float]  # the same among the window's words
     closeness: float  # cosine of the statement with its evidence
+    asked: frozenset[str]  # content tokens of the question
 
 
 class LocalJudge:
@@ -216,6 +217,7 @@ class LocalJudge:
                                   for i in range(0, len(vectors), EMBED_BLOCK)])
         synonyms = self._synonyms(statements, ctx)
         anywhere = synonyms.credit(synonyms.tokens, frozenset(), None)
+        asked = frozenset(content_tokens(rec.question, drop_question_words=False))
         out = []
         for statement, vector, closest_one in zip(statements, vectors, closest.tolist(), strict=True):
             tokens = content_tokens(statement, drop_question_words=False)
@@ -226,7 +228,7 @@ class LocalJudge:
             elsewhere = _numbers_elsewhere(tokens, ctx)
             best, window, near, nearby = max(candidates, key=lambda c: _coverage(tokens, c[2], c[3], elsewhere))
             out.append(Alignment(statement, tokens, ctx, best, window, near, anywhere, nearby,
-                                 float(vector @ ctx.vectors[best])))
+                                 float(vector @ ctx.vectors[best]), asked))
         return out
 
     @staticmethod
@@ -398,9 +400,13 @@ def support(a: Alignment) -> float:
     found in the contexts, discounted when its evidence is not close (`_support`)."""
     coverage = float(np.sqrt(_coverage(a.tokens, a.context.tokens, a.credit_anywhere)
                              * _coverage(a.tokens, a.near, a.credit_near, _numbers_elsewhere(a.tokens, a.context))))
-    # Names are decisive like numbers: no synonym stands in for "Thomas Reid"; so is the polarity of
-    # a record's yes/no fact ("does not take reservations" against 'RestaurantsReservations': True).
-    found = found_share(name_tokens(a.statement), a.context.tokens, {}) * agreement(a.statement, a.context.facts)
+    # Names are decisive like numbers: no synonym stands in for "Thomas Reid"; but a name the question
+    # gives ("how much to replace sewer lines in Michigan") is the answer's scope, not an invented
+    # entity. The polarity of a record's yes/no fact is decisive too ("does not take reservations"
+    # against 'RestaurantsReservations': True).
+    names = name_tokens(a.statement)
+    found = (found_share(names, a.context.tokens, {n: 1.0 for n in names if n in a.asked})
+             * agreement(a.statement, a.context.facts))
     return _support(coverage * found, a.closeness)
 
 

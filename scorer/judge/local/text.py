@@ -263,17 +263,18 @@ _NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 # with numbers in brackets ("(Passage 2)", "[Source 1]", "（文書1）"), with the space before them.
 _CITATION = re.compile(
     rf"[ \t]*(?:[\[【［]\^?\s*{_NUMBERS}\s*[\]】］]"
-    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*[\])）】］])",
+    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*(?:より|から|参照)?\s*[\])）】］])",
     re.IGNORECASE,
 )
 # Who a claim is told by, when that is the sources or a crowd; what follows (or precedes, in
 # Japanese) is the claim.
 _CITED_TELLER = re.compile(
-    # "According to Passage 2,", "Based on the provided passages,", "According to the reviews,"
-    rf"\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
+    # "According to Passage 2,", "Based on the provided passages,", "According to the reviews,";
+    # at the end too: "..., as mentioned in passage 1."
+    rf"(?:,\s*)?\b(?:based\s+on|according\s+to|as\s+(?:stated|mentioned|described|noted|explained|shown)\s+in)\s+"
     rf"(?:the\s+)?(?:(?:given|provided|above|available|retrieved|customer|user|online|structured|json|following)\s+){{0,2}}"
     rf"(?:{_SOURCE}|search\s+results?|news|reports?|data|reviews?)(?:\s*#?\s*{_NUMBERS})?"
-    rf"(?:\s+(?:provided|given|above))?\s*,\s*"
+    rf"(?:\s+(?:provided|given|above))?(?:\s*,\s*|\s*(?=[.!?]*\s*$))"
     # A source as the subject of what it says or covers: "The passages suggest that", "Passage 3
     # explains that", "Passage 1 provides information on" (a determiner or a number makes it one).
     rf"|\b(?:(?:the|this|that|each|both|these|all)\s+(?:(?:given|provided|above)\s+)?(?:{_SOURCE}|{_WRITER})"
