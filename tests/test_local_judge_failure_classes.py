@@ -635,3 +635,26 @@ def test_a_name_the_question_gives_is_no_invented_entity(judge: LocalJudge) -> N
         judge, RecordText("How long are audit logs kept?", EN_CONTEXT, "Audit logs at Northwind are kept for 90 days."),
         Usage())[0]
     assert invented < 0.1 < scoped
+
+
+@pytest.mark.parametrize(
+    ("plain", "converted", "wrong", "contexts"),
+    [
+        ("In September the average high is 58 degrees Fahrenheit.",
+         "In September the average high is 58 degrees Fahrenheit (15 degrees Celsius).",
+         "In September the average high is 58 degrees Fahrenheit (4 degrees Celsius).",
+         ["In September the average high is 58 degrees Fahrenheit. January is the wettest month."]),
+        ("9月の平均最高気温は華氏58度です。", "9月の平均最高気温は華氏58度（摂氏15度）です。",
+         "9月の平均最高気温は華氏58度（摂氏4度）です。",
+         ["9月の平均最高気温は華氏58度です。1月は最も雨が多い月です。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_right_conversion_in_brackets_is_no_new_claim(
+    judge: LocalJudge, plain: str, converted: str, wrong: str, contexts: list[str]
+) -> None:
+    """An answer that adds "(15 degrees Celsius)" gives no number the contexts lack; one that adds
+    "(4 degrees Celsius)" does."""
+    plain_value = faithfulness(judge, plain, contexts)[0]
+    assert faithfulness(judge, converted, contexts)[0] == pytest.approx(plain_value, abs=0.05)
+    assert faithfulness(judge, wrong, contexts)[0] < 0.5 * plain_value

@@ -12,6 +12,7 @@ import functools
 import re
 import unicodedata
 
+from ragpulse.scorer.judge.local.units import without_conversions
 from ragpulse.scorer.sentences import split_sentences
 
 # Function words carry no claim; a statement supported only by them is not supported. "Located" and
@@ -363,12 +364,13 @@ def claims(text: str) -> list[str]:
 
 
 def claim_content(claim: str) -> str | None:
-    """What a claim says about the world, for checking it against the contexts: without a source or
-    a crowd named as its teller ("According to Passage 2, ...", "The passages suggest that ...",
-    "One reviewer mentioned that ...", 「文書1によると、」); None when that leaves nothing to check
+    """What a claim says about the world, for checking it against the contexts: without a right
+    conversion of a quantity in brackets (units.py), without a source or a crowd named as its
+    teller ("According to Passage 2, ...", "The passages suggest that ...", "One reviewer mentioned
+    that ...", 「文書1によると、」); None when that leaves nothing to check
     ("Based on the given passages, here are the signs:"). Answer relevancy keeps the whole claim:
     an answer that only describes the documents answers nothing."""
-    content = _CITED_TELLER.sub("", claim).strip()
+    content = without_conversions(_CITED_TELLER.sub("", claim)).strip()
     return content if content and content_tokens(content) and not _FRAMING.match(content) else None
 
 
