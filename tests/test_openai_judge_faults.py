@@ -41,7 +41,9 @@ def make_judge(server: FaultInjectingOpenAIServer, **overrides) -> OpenAIJudge:
         model="test-model",
         base_url=server.base_url,
         api_key="test",
-        timeout_s=0.5,
+        # Long enough that a loaded machine never turns a scripted reply into a timeout; the
+        # timeout tests set their own.
+        timeout_s=5.0,
         max_retries=2,
         backoff_base_s=0.01,
         backoff_max_s=0.05,
@@ -134,7 +136,7 @@ def test_429_then_ok_honours_retry_after(server):
 def test_persistent_fault_is_a_counted_judge_error(server, step, reason):
     server.set_script(step)
     server.delay_s = 1.5
-    judge = make_judge(server)
+    judge = make_judge(server, timeout_s=0.5)
     usage = Usage()
     start = time.monotonic()
     with pytest.raises(JudgeError) as err:
