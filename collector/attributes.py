@@ -4,6 +4,7 @@ convention reads from becoming any."""
 from __future__ import annotations
 
 from collections.abc import Container, Iterable
+from operator import attrgetter
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -12,6 +13,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
 # Distinct attribute keys whose test is remembered.
 SEEN_KEYS = 4096
 
+_STRING_VALUE = attrgetter("string_value")
 _REMOTE_PARENT = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 
 
@@ -24,8 +26,9 @@ def any_value(v: AnyValue) -> Any:
     if kind == "array_value":
         values = v.array_value.values
         # string_value reads "" from an element of another kind: only those are looked at twice,
-        # instead of a WhichOneof per element (a fifth of the array's cost, contexts are arrays).
-        out = [x.string_value for x in values]
+        # instead of a WhichOneof per element, and the strings are read by map, without a Python
+        # loop (together a third of the array's cost besides the text itself; contexts are arrays).
+        out = list(map(_STRING_VALUE, values))
         if "" in out:
             return [x.string_value if x.WhichOneof("value") == "string_value" else any_value(x) for x in values]
         return out
