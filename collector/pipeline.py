@@ -247,6 +247,7 @@ class CollectorPipeline:
             return
         too_large = set(self._publisher.publish_batch([(r.key, r.value) for r in records]))
         tally = Tally()
+        # Asked once per batch: even a disabled log.debug call per record costs a call and a level check.
         debug = log.isEnabledFor(logging.DEBUG)
         for index, record in enumerate(records):
             if index in too_large:
