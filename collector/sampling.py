@@ -8,11 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ragpulse.collector.policies import PolicyConfig, Subject, compile_policies, evaluate, kept_before_assembly
-from ragpulse.core.sampling import Upstream, upstream
+from ragpulse.core.sampling import Upstream, rejection_threshold, upstream
 from ragpulse.core.settings import ConfigError, key, require_probability
 from ragpulse.core.wire import Sampling
 
 DEFAULT_RULE = "default"
+# (rule, probability) pairs whose decision is remembered; bounded, since a rate_limit policy's
+# probability changes with its traffic. Past the bound records are decided afresh.
+PLAIN_DECISIONS = 1024
 SERVICE_RULE_PREFIX = "service:"
 
 
@@ -58,6 +61,11 @@ class ConsistentSampler:
         # services are listed (a per-record cost on the collector's hot path).
         self._per_service = dict(config.per_service)
         self._default = config.default_probability
+        # Where no upstream sampler set a threshold or rv (almost every trace), a kept record's
+        # Sampling depends on the rule and probability alone, and so does the threshold the trace's
+        # randomness must reach: by (rule, probability), from the first record kept under them.
+        # Saves keep()'s arithmetic and a frozen dataclass per record (~1 of ~2.4 us).
+        self._plain: dict[tuple[str, float], tuple[int, Sampling]] = {}
 
     def _fallback(self, service: str) -> tuple[str, float]:
         p = self._per_service.get(service)
@@ -67,12 +75,19 @@ class ConsistentSampler:
         """The decision on one assembled record of the trace (`trace_state`: its span's W3C tracestate)."""
         up = upstream(trace_id, trace_state)
         rule, p = evaluate(self._policies, subject) or self._fallback(subject.service)
+        plain = not up.threshold and not up.explicit
+        if plain and (known := self._plain.get((rule, p))) is not None:
+            threshold, sampling = known
+            return Decision(rule, sampling if up.randomness >= threshold else None, up)
         kept = up.keep(p)
         if kept is None:
             return Decision(rule, None, up)
         probability, adjusted = kept
         rv = f"{up.randomness:014x}" if up.explicit else ""
-        return Decision(rule, Sampling(probability, adjusted, rule, rv), up)
+        sampling = Sampling(probability, adjusted, rule, rv)
+        if plain and len(self._plain) < PLAIN_DECISIONS:
+            self._plain[rule, p] = (rejection_threshold(p), sampling)
+        return Decision(rule, sampling, up)
 
     def may_keep(self, trace_id: bytes, service: str, trace_state: str = "") -> bool:
         """False when a trace's records will be dropped whatever they hold, so its spans need not be

@@ -3,7 +3,6 @@ ragpulse/core/telemetry_catalog.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -14,11 +13,34 @@ from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.labels import LabelGuard
 
 
-@dataclass(frozen=True)
 class ServiceCounters:
-    received: Any
-    sampled: Any
-    truncated: Any
+    """One service's children of the per-service families, for its bounded label. The pipeline
+    looks them up once per resource, not per record: every lookup passes the label guard, which
+    takes a lock."""
+
+    def __init__(self, metrics: CollectorMetrics, label: str) -> None:
+        self._metrics = metrics
+        self.label = label
+        self.received = metrics.records_received.labels(service=label)
+        self.sampled = metrics.records_sampled.labels(service=label)
+        self.truncated = metrics.records_truncated.labels(service=label)
+        # labels() takes a lock and builds a tuple per call; children are looked up once per value.
+        self._dropped: dict[str, Any] = {}
+        self._decisions: dict[tuple[str, bool], Any] = {}
+
+    def dropped(self, reason: str) -> Any:
+        child = self._dropped.get(reason)
+        if child is None:
+            child = self._dropped[reason] = self._metrics.records_dropped.labels(service=self.label, reason=reason)
+        return child
+
+    def decision(self, rule: str, kept: bool) -> Any:
+        # Rules are named in the config, so their number is bounded like the services'.
+        child = self._decisions.get((rule, kept))
+        if child is None:
+            child = self._decisions[rule, kept] = self._metrics.sampling_decisions.labels(
+                service=self.label, rule=rule, decision="kept" if kept else "dropped")
+        return child
 
 
 class Tally:
@@ -42,10 +64,7 @@ class CollectorMetrics:
     def __init__(self, registry: CollectorRegistry, service_label: LabelGuard | None = None) -> None:
         # service.name comes from apps: bounded like every span value, by the prometheus section.
         self._service_label = service_label or PrometheusConfig().label_bounds().service
-        # labels() takes a lock and builds a tuple per call; children are looked up once per value.
         self._services: dict[str, ServiceCounters] = {}
-        self._dropped: dict[tuple[str, str], Any] = {}
-        self._decisions: dict[tuple[str, str, str], Any] = {}
         self.requests = catalog.counter(registry, "ragpulse_otlp_requests_total")
         self.refused = catalog.counter(registry, "ragpulse_otlp_requests_refused_total")
         self.spans = catalog.counter(registry, "ragpulse_spans_received_total")
@@ -70,24 +89,11 @@ class CollectorMetrics:
         label = self._service_label(name)
         counters = self._services.get(label)
         if counters is None:
-            counters = self._services[label] = ServiceCounters(
-                received=self.records_received.labels(service=label),
-                sampled=self.records_sampled.labels(service=label),
-                truncated=self.records_truncated.labels(service=label),
-            )
+            counters = self._services[label] = ServiceCounters(self, label)
         return counters
 
     def dropped(self, service: str, reason: str) -> Any:
-        key = (self._service_label(service), reason)
-        child = self._dropped.get(key)
-        if child is None:
-            child = self._dropped[key] = self.records_dropped.labels(service=key[0], reason=reason)
-        return child
+        return self.service(service).dropped(reason)
 
     def decision(self, service: str, rule: str, kept: bool) -> Any:
-        # Rules are named in the config, so their number is bounded like the services'.
-        key = (self._service_label(service), rule, "kept" if kept else "dropped")
-        child = self._decisions.get(key)
-        if child is None:
-            child = self._decisions[key] = self.sampling_decisions.labels(service=key[0], rule=rule, decision=key[2])
-        return child
+        return self.service(service).decision(rule, kept)

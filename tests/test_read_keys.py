@@ -80,9 +80,9 @@ def test_mixed_trace_values_built_only_for_spans_a_convention_reads(monkeypatch:
     built: list[int] = []
     real = pipeline_module.attributes
 
-    def counting(kvs: Any) -> Any:
+    def counting(kvs: Any, keys: Any = None) -> Any:
         built.append(len(kvs))
-        return real(kvs)
+        return real(kvs, keys)
 
     monkeypatch.setattr(pipeline_module, "attributes", counting)
     bus, registry = InProcessBus(100), CollectorRegistry()
@@ -106,8 +106,9 @@ def test_mixed_trace_values_built_only_for_spans_a_convention_reads(monkeypatch:
     assert result.rejected_spans == 0
     records = [Record.from_json(d.value) for d in bus.poll(10, 0.05)]
     assert [(r.question, r.answer, r.span_id) for r in records] == [("Who?", "Ada.", rag.span_id.hex())]
-    # Built: the resource's attributes, the root (kept for assembly) and the RAG span; not the 18 others.
-    assert len(built) == 3
+    # Built: the resource's attributes, the root (the native convention's keys, then all of them for
+    # assembly) and the RAG span; not the 18 others.
+    assert len(built) == 4
     assert registry.get_sample_value("ragpulse_spans_without_rag_triple_total") == 19
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ragpulse.core.wire import ATTRIBUTE_ALLOW_LIST
@@ -29,13 +30,18 @@ class Triple:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
+ROUTE = "rag.route"
+# What make_triple reads of the answering span's attributes.
+READS = frozenset({ROUTE, *ATTRIBUTE_ALLOW_LIST})
+
+
 def make_triple(question: str, contexts: list[str], answer: str, model: str, attrs: dict[str, Any]) -> Triple:
     """A triple with the route and the allow-listed attributes taken from the span that answered."""
     return Triple(
         question=question,
         contexts=contexts,
         answer=answer,
-        route=str(attrs.get("rag.route", "")),
+        route=str(attrs.get(ROUTE, "")),
         model=model,
         attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
     )
@@ -54,6 +60,6 @@ def string_list(value: Any, key: str) -> list[str]:
                 "contexts_not_list", f"{key} must be a string array (or a JSON array string), got a plain string"
             )
         value = decoded
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list) or not all(map(isinstance, value, repeat(str))):
         raise ExtractRejection("contexts_not_list", f"{key} must be an array of strings")
     return value

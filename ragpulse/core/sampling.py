@@ -62,13 +62,19 @@ class Upstream:
         if probability <= 0.0:
             return None
         base = 0 if self.outcome == "inconsistent" else self.threshold
-        threshold = _SCALE - round(probability * (_SCALE - base))
+        threshold = rejection_threshold(probability, base)
         if self.randomness < threshold:
             return None
         return (_SCALE - threshold) / _SCALE, self.adjusted_count * (_SCALE - base) / (_SCALE - threshold)
 
     def clears(self, probability: float) -> bool:
         return self.keep(probability) is not None
+
+
+def rejection_threshold(probability: float, base: int = 0) -> int:
+    """The threshold that keeps `probability` (above 0) of the randomness values at or above `base`
+    (upstream's threshold): R >= it is kept."""
+    return _SCALE - round(probability * (_SCALE - base))
 
 
 def upstream(trace_id: bytes, trace_state: str) -> Upstream:
