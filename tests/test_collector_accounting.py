@@ -47,3 +47,23 @@ def test_collector_service_labels_follow_the_prometheus_section():
         parts.pipeline.consume_export_request(request, "test")
     assert _series(registry, "ragpulse_records_received") == {"shop", "other"}
     assert _series(registry, "ragpulse_records_sampled") == {"shop", "other"}
+
+
+def test_a_span_whose_kept_attribute_is_bytes_is_rejected_alone_with_its_reason():
+    """A bytes value (OTLP's bytes_value) in an attribute the record keeps cannot go into the
+    record's JSON: it was a TypeError that failed the whole request with a 500, losing its other
+    spans uncounted. Now that span is rejected with a reason the client reads, and the rest land."""
+    registry = CollectorRegistry()
+    bus = InProcessBus(10)
+    parts = build_collector(loopback_receivers(Config()), bus, registry)
+    request, scope = rag_request()
+    add_rag_span(scope, b"\x01" * 16, b"\x02" * 8)
+    add_rag_span(scope, b"\x03" * 16, b"\x04" * 8)
+    kv = scope.spans[1].attributes.add()
+    kv.key, kv.value.bytes_value = "rag.feedback", b"\xff\x00"
+    result = parts.pipeline.consume_export_request(request, "test")
+    assert result.rejected_spans == 1
+    assert "rag.feedback" in result.error_message
+    assert _count(registry, "ragpulse_records_received") == 2
+    assert _count(registry, "ragpulse_records_sampled") == 1
+    assert bus.depth() == 1

@@ -36,15 +36,32 @@ READS = frozenset({ROUTE, *ATTRIBUTE_ALLOW_LIST})
 
 
 def make_triple(question: str, contexts: list[str], answer: str, model: str, attrs: dict[str, Any]) -> Triple:
-    """A triple with the route and the allow-listed attributes taken from the span that answered."""
+    """A triple with the route and the allow-listed attributes taken from the span that answered.
+    Raises ExtractRejection for a kept attribute that holds bytes (OTLP's bytes_value), which the
+    record's JSON cannot carry."""
+    kept = {k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs}
+    for key, value in kept.items():
+        if _holds_bytes(value):
+            raise ExtractRejection("attribute_not_text", f"{key} must be a string, number, boolean or a list of "
+                                                         "them, not bytes")
     return Triple(
         question=question,
         contexts=contexts,
         answer=answer,
         route=str(attrs.get(ROUTE, "")),
         model=model,
-        attributes={k: attrs[k] for k in ATTRIBUTE_ALLOW_LIST if k in attrs},
+        attributes=kept,
     )
+
+
+def _holds_bytes(value: Any) -> bool:
+    if isinstance(value, bytes):
+        return True
+    if isinstance(value, list):
+        return any(map(_holds_bytes, value))
+    if isinstance(value, dict):
+        return any(map(_holds_bytes, value.values()))
+    return False
 
 
 def string_list(value: Any, key: str) -> list[str]:
