@@ -159,6 +159,27 @@ def test_hall_inverse_undoes_the_transformation(skew: float) -> None:
     assert estimates._hall_inverse(1.645, 0.0) == 1.645
 
 
+def test_decay_is_the_same_as_weighting_each_record_by_its_age() -> None:
+    # Every running sum (first, second and third powers of the weight) decays at its own rate: the
+    # decayed estimator's sums are those of one fed the aged weights 2^(-age / half-life) at once.
+    rng = np.random.default_rng(5)
+    n, half_life = 300, 50.0
+    times = np.sort(rng.uniform(0, 200, n))
+    f = rng.random(n)
+    y = (rng.random(n) < f).astype(float)
+    pi = np.where(f < 0.4, 0.5, 0.1)
+    judged = rng.random(n) < pi
+    decayed = PpiEstimator(half_life_s=half_life, confidence=0.9)
+    aged = PpiEstimator(half_life_s=math.inf, confidence=0.9)
+    for i in range(n):
+        decayed.add(f[i], y[i] if judged[i] else None, pi[i], 1.0, times[i])
+        aged.add(f[i], y[i] if judged[i] else None, pi[i], 0.5 ** ((times[-1] - times[i]) / half_life), 0.0)
+    # (The count of verdicts decays too and sets the degrees of freedom; the weights alone do not.)
+    assert decayed.estimate().mean == pytest.approx(aged.estimate().mean, rel=1e-12)
+    for name in ("_d", "_dv", "_dd", "_ddv", "_ddvv", "_ddd", "_dddv", "_dddvv", "_dddvvv"):
+        assert np.allclose(getattr(decayed, name), getattr(aged, name), rtol=1e-9, atol=0), name
+
+
 def test_old_records_fade_with_the_half_life() -> None:
     est = PpiEstimator(half_life_s=60.0, confidence=0.9)
     for _ in range(100):
