@@ -76,10 +76,10 @@ def test_inclusion_probabilities_average_the_share_favour_low_and_uncertain_scor
     assert steady.min() >= 0.02  # floor * share
     by_score = {f: pi for f, pi in zip(offline[1000:], steady, strict=True)}
     near = lambda x: by_score[min(by_score, key=lambda f: abs(f - x))]  # noqa: E731
-    # With the default weights (2 and 2): g(0.1) = e^1.8 * 1.4 = 8.5, g(0.5) = e^1 * 3 = 8.2,
-    # g(0.95) = e^0.1 * 1.2 = 1.3 (floored here), g(1) = 1.
+    # With the default weights (3 and 1): g(0.1) = e^2.7 * 1.2 = 17.9, g(0.5) = e^1.5 * 2 = 9.0,
+    # g(0.95) = e^0.15 * 1.1 = 1.3 (floored here), g(1) = 1.
     assert near(0.1) > 4 * near(0.95) and near(0.5) > 4 * near(0.95)
-    assert c.weight(0.1) == pytest.approx(math.exp(1.8) * 1.4) and c.weight(1.0) == 1.0
+    assert c.weight(0.1) == pytest.approx(math.exp(2.7) * 1.2) and c.weight(1.0) == 1.0
 
 
 def test_records_of_an_always_rule_are_always_judged() -> None:
