@@ -30,7 +30,7 @@ class CascadeConfig:
     # (3, 1) rather than (2, 2) since the skewness-corrected interval (docs/estimates.md), measured on
     # labelled data: on traffic with one answer in ten hallucinated, 21-22 % narrower than uniform
     # sampling at a 10 % share instead of 19-20 %, 1.8 times the uniform share of hallucinated answers
-    # judged instead of 1.5; 14 % instead of 18 % where half are hallucinated (bench/RESULTS.md).
+    # judged instead of 1.5; 13-14 % instead of 18 % where half are hallucinated (bench/RESULTS.md).
     low_score_weight: float = 3.0
     # How strongly uncertain offline scores are favoured: the probability is also multiplied by
     # 1 + uncertainty_weight * (1 - |2 * score - 1|), largest at 0.5, where the offline judge knows least.
