@@ -658,3 +658,28 @@ def test_a_right_conversion_in_brackets_is_no_new_claim(
     plain_value = faithfulness(judge, plain, contexts)[0]
     assert faithfulness(judge, converted, contexts)[0] == pytest.approx(plain_value, abs=0.05)
     assert faithfulness(judge, wrong, contexts)[0] < 0.5 * plain_value
+
+
+@pytest.mark.parametrize(
+    ("plain", "with_silence", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. However, they do not provide any specific steps for exporting them.",
+         EN_CONTEXT),
+        # Japanese says it impersonally (「提供されていません」): the noncommittal cues already take it.
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。ただし、具体的な手順は提供されていません。",
+         JA_CONTEXT),
+    ],
+    ids=["en-they-do-not-provide", "ja-teikyo-sarete-imasen"],
+)
+def test_the_documents_silence_told_with_a_pronoun_is_no_statement(
+    judge: LocalJudge, plain: str, with_silence: str, contexts: list[str]
+) -> None:
+    """"They do not provide any specific steps" says what the documents lack, as "The passages do
+    not mention it" does; checked as a claim it was unsupported and pulled a faithful answer down."""
+    assert faithfulness(judge, with_silence, contexts)[0] == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: LocalJudge) -> None:
+    _, detail = faithfulness(judge, "The store sells bicycles. They do not offer rentals.", EN_CONTEXT)
+    assert len(detail["statements"]) == 2

@@ -27,6 +27,11 @@ _SILENCE_EN = (
     rf"\b{SOURCE_EN}\s+(?:do|does|did)\s+not\s+(?:mention|say|provide|contain|specify|include|state|cover|address)"
     rf"|\bnot\s+(?:specifically\s+)?(?:mentioned|covered|included|found|addressed|specified)\s+in\s+the\s+(?:\w+\s+)?"
     rf"{SOURCE_EN}"
+    # With the documents as a pronoun, only where what they lack is information ("they do not offer
+    # any specific advice or steps"): "they do not offer refunds" is a claim about a shop.
+    r"|\b(?:it|they)\s+(?:do|does|did)\s+not\s+(?:provide|offer|give|include|contain|mention|specify|explain"
+    r"|address|cover)\s+(?:any\s+)?(?:specific\s+|further\s+|detailed\s+|more\s+|clear\s+|exact\s+)?"
+    r"(?:information|details|instructions|guidance|advice|steps|explanation|specifics|definition|answer)\b"
 )
 _SILENCE_JA = r"(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
 _SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}", re.IGNORECASE)
