@@ -45,7 +45,7 @@ from ragpulse.scorer.judge.local.relevance import (
     question_parts,
     states_silence,
 )
-from ragpulse.scorer.judge.local.structured import Fact, agreement, facts
+from ragpulse.scorer.judge.local.structured import Facts, agreement, facts
 from ragpulse.scorer.judge.local.text import (
     claim_content,
     claims,
@@ -97,7 +97,7 @@ class ContextIndex:
     word_vectors: np.ndarray  # unit static embeddings of the contexts' distinct Latin words
     sentence_words: list[np.ndarray]  # per sentence, the row numbers of its words in word_vectors
     holding: dict[str, list[int]]  # per content token, the sentences that hold it
-    facts: list[Fact]  # yes/no facts of structured records (structured.py)
+    facts: Facts  # yes/no facts of structured records (structured.py)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ not available", 「駐車場はありません」).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from ragpulse.scorer.judge.local.text import content_tokens, normalise, token_spans
@@ -42,8 +43,9 @@ _NEGATION = re.compile(
     r"|ない|なく|ません|なし|無し|不可|非対応|できず|せず|おらず",
     re.IGNORECASE,
 )
+# Bounded: an unbounded run to the comma made a long statement of openers quadratic.
 _OPENER = re.compile(r"\b(?:despite|although|though|while|whereas|if|when|since|because|unlike|without|apart\s+from)\b"
-                     r"[^,.;:]*,", re.IGNORECASE)
+                     r"[^,.;:]{0,200},", re.IGNORECASE)
 _CLAUSE_END = re.compile(
     # A Japanese clause also ends at a comma after a verb's joining form (「駐車場があり、」「できず、」);
     # after a noun it lists, as an English comma does ("no WiFi, parking or TV").
@@ -67,9 +69,14 @@ class Fact:
     value: bool | None
 
 
-def facts(contexts: list[str]) -> list[Fact]:
+# The facts of a record, each filed under one of its tokens: a clause is checked against the facts
+# filed under its own tokens, not against every fact of a record that may hold thousands.
+Facts = dict[str, list[Fact]]
+
+
+def facts(contexts: list[str]) -> Facts:
     """The yes/no facts of the contexts' structured records; none in prose."""
-    out: list[Fact] = []
+    out: Facts = {}
     for text in contexts:
         if ":" not in text:
             continue
@@ -78,8 +85,8 @@ def facts(contexts: list[str]) -> list[Fact]:
         keys = list(_FACT.finditer(text))
         # A word that starts several keys ("Restaurants" in RestaurantsReservations and
         # RestaurantsTakeOut) names the kind of record, not the fact.
-        firsts = [_words(m.group("key"))[:1] for m in keys]
-        generic = {w[0].lower() for w in firsts if w and sum(f == w for f in firsts) >= 2}
+        firsts = Counter(words[0].lower() for m in keys if (words := _words(m.group("key"))))
+        generic = {word for word, count in firsts.items() if count >= 2}
         for m in keys:
             value = _value(m)
             if isinstance(value, str):  # no yes/no
@@ -87,11 +94,11 @@ def facts(contexts: list[str]) -> list[Fact]:
             tokens = _key_tokens(m.group("key"), generic)
             group = next((parent for start, end, parent in groups if start <= m.start() < end), set())
             if tokens:
-                out.append(Fact(frozenset(tokens), frozenset(group), value))
+                out.setdefault(min(tokens), []).append(Fact(frozenset(tokens), frozenset(group), value))
     return out
 
 
-def agreement(statement: str, known: list[Fact]) -> float:
+def agreement(statement: str, known: Facts) -> float:
     """Share of the facts the statement mentions whose polarity it states rightly; 1 when it
     mentions none."""
     if not known:
@@ -99,7 +106,8 @@ def agreement(statement: str, known: list[Fact]) -> float:
     mentioned = right = 0
     for clause in _clauses(_unhyphenated(normalise(statement))):
         spans = _token_positions(clause)
-        found = [(pos, fact) for fact in known if (pos := _mention(fact, spans)) is not None]
+        found = [(pos, fact) for token in spans for fact in known.get(token, ())
+                 if (pos := _mention(fact, spans)) is not None]
         if not found:
             continue
         cues = [m.start() for m in _NEGATION.finditer(clause)]
