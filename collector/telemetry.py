@@ -91,9 +91,3 @@ class CollectorMetrics:
         if counters is None:
             counters = self._services[label] = ServiceCounters(self, label)
         return counters
-
-    def dropped(self, service: str, reason: str) -> Any:
-        return self.service(service).dropped(reason)
-
-    def decision(self, service: str, rule: str, kept: bool) -> Any:
-        return self.service(service).decision(rule, kept)

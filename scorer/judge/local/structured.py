@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ragpulse.scorer.judge.local.text import content_tokens, normalise, token_spans
+from ragpulse.scorer.judge.local.text import content_tokens, has_cjk, normalise, token_spans
 
 _VALUE_WORDS: dict[str, bool | None] = {
     "true": True, "yes": True, "free": True, "paid": True, "あり": True, "有": True, "可": True, "はい": True,
@@ -33,7 +33,6 @@ _FACT = re.compile(_KEY + r"""(?P<value>True|False|true|false|None|null"""
 # A key whose value is a flat object: its keys are qualified by it ('BusinessParking': {'valet': ...}).
 _GROUP = re.compile(_KEY + r"\{(?P<body>[^{}]*)\}")
 _CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^\W\d_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 
 # Negation cues. Clauses end at contrast words: "no reservations, but it has WiFi".
@@ -142,17 +141,18 @@ def _key_tokens(key: str, generic: set[str]) -> set[str]:
     """The tokens that name a key's fact in prose: all of a Japanese key's; of an English key, its
     last word (joined to the one before when it is a function word or both are halves of one:
     TakeOut is "takeout", WiFi "wifi") and the word before, unless that is generic."""
-    if _CJK.search(key):
+    if has_cjk(key):
         return set(content_tokens(key))
     words = _words(key)
     if not words:
         return set()
     head = set(content_tokens(words[-1]))
     rest = words[:-1]
-    if rest and (not head or len(words[-1]) <= 2 >= len(rest[-1])):
+    halves = rest and len(words[-1]) <= 2 and len(rest[-1]) <= 2
+    if rest and (not head or halves):
         head = set(content_tokens(rest[-1] + words[-1].lower()))
         rest = rest[:-1]
-    if rest and rest[-1].lower() not in generic and not (len(rest) == 1 and rest[0].lower() in generic):
+    if rest and rest[-1].lower() not in generic:
         head |= set(content_tokens(rest[-1]))
     return head
 

@@ -48,6 +48,10 @@ _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 STEM_CHARS = 5
 
 
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
 def normalise(text: str) -> str:
     """NFKC folds full-width digits and letters, common in Japanese text, into ASCII."""
     return unicodedata.normalize("NFKC", text)
@@ -113,14 +117,17 @@ def _word_token(word: str, drop_question_words: bool) -> str | None:
 
 # Records of data write a US state as its postal code ('state': 'CA'), prose as its name; only the
 # capitalised code is one ("IN", "OR", "ME" are words in lower case).
-_US_STATES = {code: name.split("_") for code, name in (pair.split("=") for pair in (
-    "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado CT=Connecticut DE=Delaware "
-    "FL=Florida GA=Georgia HI=Hawaii ID=Idaho IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky "
-    "LA=Louisiana ME=Maine MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi MO=Missouri "
-    "MT=Montana NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico NY=New_York "
-    "NC=North_Carolina ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon PA=Pennsylvania RI=Rhode_Island "
-    "SC=South_Carolina SD=South_Dakota TN=Tennessee TX=Texas UT=Utah VT=Vermont VA=Virginia WA=Washington "
-    "WV=West_Virginia WI=Wisconsin WY=Wyoming DC=District_of_Columbia").split())}
+_US_STATES = {code: name.split() for code, name in {
+    "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California", "CO": "Colorado",
+    "CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia", "HI": "Hawaii", "ID": "Idaho",
+    "IL": "Illinois", "IN": "Indiana", "IA": "Iowa", "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana",
+    "ME": "Maine", "MD": "Maryland", "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota", "MS": "Mississippi",
+    "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada", "NH": "New Hampshire", "NJ": "New Jersey",
+    "NM": "New Mexico", "NY": "New York", "NC": "North Carolina", "ND": "North Dakota", "OH": "Ohio",
+    "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania", "RI": "Rhode Island", "SC": "South Carolina",
+    "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VT": "Vermont", "VA": "Virginia",
+    "WA": "Washington", "WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming", "DC": "District of Columbia",
+}.items()}
 
 # Abbreviated months and weekdays are their names ("Aug 23" is "August 23rd"); "sat", "sun" and "may"
 # are words of their own.

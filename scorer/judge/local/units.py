@@ -44,7 +44,7 @@ _ABOUT = r"(?:about|approx\.?|approximately|around|roughly|nearly|almost|~|約|�
 _QUANTITY = (rf"(?:(?P<{{p}}v>{_NUMBER})\s*(?:degrees?\s+|度)?(?P<{{p}}u>{_UNIT})(?![^\W\d_])"
              rf"|(?P<{{p}}u2>{_UNIT})\s*(?P<{{p}}v2>{_NUMBER})\s*(?:度)?)")
 _RESTATED = re.compile(
-    _QUANTITY.format(p="a") + rf"\s*[(（]\s*{_ABOUT}" + _QUANTITY.format(p="b") + r"\s*[)）]",
+    f"(?P<first>{_QUANTITY.format(p='a')})" + rf"\s*[(（]\s*{_ABOUT}" + _QUANTITY.format(p="b") + r"\s*[)）]",
     re.IGNORECASE,
 )
 
@@ -60,9 +60,7 @@ def _keep(m: re.Match[str]) -> str:
     first, second = _quantity(m, "a"), _quantity(m, "b")
     if first is None or second is None or not _same(first, second):
         return m.group()
-    # The first quantity as written, without the brackets that follow it.
-    bracket = min(i for i in (m.group().find("("), m.group().find("（")) if i >= 0)
-    return m.group()[:bracket].rstrip()
+    return m.group("first")
 
 
 def _quantity(m: re.Match[str], p: str) -> tuple[str, float, float, float] | None:
