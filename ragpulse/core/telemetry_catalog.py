@@ -262,7 +262,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "(timeout, message_too_large, authorization, unknown_topic, ...).", ("topic", "reason"), KAFKA_PRODUCER),
     FamilySpec("ragpulse_kafka_publish_refused_total", "counter",
                "Records the publisher refused with retry-later (the OTLP client retries), by reason "
-               "(buffer_full: too many unacknowledged records; unavailable: no broker metadata).",
+               "(buffer_full: too many unacknowledged records, or their bytes over the producer's queue).",
                ("reason",), KAFKA_PRODUCER),
     FamilySpec("ragpulse_kafka_records_truncated_total", "counter",
                "Records cut to fit bus.kafka.max_message_bytes (contexts first; the record says truncated).",

@@ -1,7 +1,8 @@
 """Where and how every ragpulse Kafka client connects: brokers, client id, TLS and SASL.
 
-One place, so the collector's producer, the scorer's consumer and producer, the admin client and
-the OTel-Collector input all reach a secured cluster (Confluent Cloud, MSK, Aiven, ...) the same way.
+One place, so the collector's producer (librdkafka), the scorer's consumer and producer, the admin
+client and the OTel-Collector input (kafka-python) all reach a secured cluster (Confluent Cloud,
+MSK, Aiven, ...) the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,26 @@ def connection_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
         out["ssl_cafile"] = kafka.ssl_cafile or None  # None: the system's CAs
         out["ssl_certfile"] = kafka.ssl_certfile or None
         out["ssl_keyfile"] = kafka.ssl_keyfile or None
+    return out
+
+
+def rdkafka_connection_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
+    """connection_config in librdkafka's names (confluent-kafka: the collector's producer)."""
+    out: dict[str, Any] = {
+        "bootstrap.servers": ",".join(s.strip() for s in kafka.bootstrap_servers.split(",")),
+        "client.id": f"{kafka.client_id}-{client_suffix}",
+        "security.protocol": kafka.security_protocol,
+    }
+    if kafka.security_protocol.startswith("SASL_"):
+        out["sasl.mechanism"] = kafka.sasl_mechanism
+        out["sasl.username"] = kafka.sasl_username
+        out["sasl.password"] = kafka.sasl_password
+    if kafka.security_protocol.endswith("SSL"):
+        # "probe": the wheel's own OpenSSL does not know where this system keeps its CAs.
+        out["ssl.ca.location"] = kafka.ssl_cafile or "probe"
+        if kafka.ssl_certfile:
+            out["ssl.certificate.location"] = kafka.ssl_certfile
+            out["ssl.key.location"] = kafka.ssl_keyfile
     return out
 
 

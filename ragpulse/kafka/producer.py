@@ -1,19 +1,16 @@
 """What every ragpulse Kafka producer shares (records, scores, dead letters): durable settings,
-the trace-id partitioner, delivery-failure reasons and the producer metric families; and the
-collector's batch sender onto one topic."""
+the trace-id partitioner, delivery-failure reasons and the producer metric families. The
+collector's producer is librdkafka (collector/kafka_publisher.py) and takes the partitioner and
+the metric families from here; the settings and reasons are kafka-python's, the scorer's."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kafka import KafkaProducer
 from kafka import codec as kafka_codec
 from kafka import errors as kafka_errors
 from kafka.partitioner import Partitioner, murmur2
-from kafka.producer.future import FutureRecordMetadata
-from kafka.structs import TopicPartition
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
@@ -111,50 +108,3 @@ def producer_config(kafka: KafkaConfig, client_suffix: str, linger_ms: int | Non
         # After a broker restart reconnect within seconds, not the default 30 s backoff ceiling.
         "reconnect_backoff_max_ms": 2000,
     }
-
-
-class TopicSender:
-    """KafkaProducer.send for runs of records onto one topic, without its per-call work: send()
-    checks headers and types, serialises, estimates the size, looks the topic's partitions up twice
-    (a new set each time) and formats the producer's name for a debug line whether or not debug is
-    on, then wakes the network thread for every new batch. That was a third of the producer's CPU
-    per record; the collector's records are bytes already cut to fit (max_message_bytes). Records go
-    to the same accumulator, partitioner and network thread, so batching, idempotence, acks and
-    retries are the producer's own. It reads kafka-python 3.0's producer internals (the version
-    pyproject.toml pins); tests/kafka/test_collector_kafka.py reads the records back from the
-    broker."""
-
-    def __init__(self, producer: KafkaProducer, topic: str) -> None:
-        partitioner = producer.config["partitioner"]
-        if not isinstance(partitioner, TraceIdPartitioner):
-            raise TypeError("TopicSender needs the producer to partition with TraceIdPartitioner")
-        self._partitioner = partitioner
-        self._producer = producer
-        self._topic = topic
-        self._accumulator = producer._accumulator
-        self._sender = producer._sender
-        self._metadata = producer._metadata
-        self._partitions: dict[int, TopicPartition] = {}
-
-    def send(self, records: Iterable[tuple[bytes, bytes]]) -> Iterator[FutureRecordMetadata]:
-        """Each record's future, as the record is appended. The network thread is woken once, when
-        the run ends (or a send raises), for the run's new or full batches."""
-        partitions = self._metadata.partitions_for_topic(self._topic)
-        wake = False
-        try:
-            for key, value in records:
-                if partitions is None:
-                    # Metadata gone (expired, topic deleted): send() waits for it up to max_block_ms.
-                    yield self._producer.send(self._topic, key=key, value=value)
-                    partitions = self._metadata.partitions_for_topic(self._topic)
-                    continue
-                number = self._partitioner.choose(self._topic, partitions, key)
-                tp = self._partitions.get(number)
-                if tp is None:
-                    tp = self._partitions[number] = TopicPartition(self._topic, number)
-                future, batch_full, new_batch, _ = self._accumulator.append(tp, None, key, value, [])
-                wake = wake or batch_full or new_batch
-                yield future
-        finally:
-            if wake:
-                self._sender.wakeup()

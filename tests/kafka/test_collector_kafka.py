@@ -104,6 +104,33 @@ def test_buffer_full_while_broker_is_down_then_everything_buffered_arrives(
     assert sample(registry, "ragpulse_kafka_delivery_failures_total", topic=cfg.records_topic, reason="timeout") == 0
 
 
+def test_records_the_broker_never_takes_are_counted_as_timeouts_and_free_their_room(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    cfg = dataclasses.replace(kafka_config, delivery_timeout_ms=1000, buffer_records=10)
+    ensure_topics(cfg, ragpulse_topics(cfg))
+    registry = CollectorRegistry()
+    publisher = KafkaRecordPublisher(cfg, KafkaProducerMetrics(registry))
+    kafka_broker.stop()
+    try:
+        for i in range(10):
+            r = make_record(i)
+            publisher.publish(r.trace_id.encode(), r.to_json())
+        assert publisher.flush(30)
+        failed = sample(registry, "ragpulse_kafka_delivery_failures_total", topic=cfg.records_topic, reason="timeout")
+        assert failed == 10 and publisher.pending() == 0
+        assert sample(registry, "ragpulse_kafka_producer_buffered", topic=cfg.records_topic) == 0
+        # The room is free again: ten more are taken, not refused (and time out like the first).
+        for i in range(10, 20):
+            r = make_record(i)
+            publisher.publish(r.trace_id.encode(), r.to_json())
+        assert publisher.flush(30) and publisher.pending() == 0
+        publisher.close()
+    finally:
+        kafka_broker.start()
+    assert sample(registry, "ragpulse_kafka_delivery_failures_total", topic=cfg.records_topic, reason="timeout") == 20
+    assert sample(registry, "ragpulse_kafka_messages_delivered_total", topic=cfg.records_topic) == 0
+
+
 def otlp_request(trace: int, spans: int = 2) -> ExportTraceServiceRequest:
     doc = {"resourceSpans": [{
         "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "otel-app"}}]},
