@@ -7,9 +7,9 @@ Starts its own broker with deploy/kafka/broker.sh (jars from deploy/kafka/fetch.
 port, so nothing else must run. Measured in one run, on whatever cores the machine has (the broker,
 the load generator and the measured processes share them):
 
-1. bare producer: kafka-python KafkaProducer with ragpulse's producer settings (acks=all,
-   idempotent, --compression, the trace-id partitioner) sending the same record JSON the collector
-   would produce — the ceiling;
+1. bare producer: the collector's librdkafka producer with its settings (acks=all, idempotent,
+   --compression, the trace-id partition) sending the same record JSON the collector would
+   produce — the ceiling;
 2. collector: a `ragpulse collector` process, OTLP/HTTP protobuf requests of 100 spans (~3 KB of
    RAG text per span, 100% sampling) from a client process with pre-encoded bodies; records/s
    from the first request until the broker's end offsets hold every record;
@@ -148,23 +148,31 @@ def end_offsets_total(broker: KafkaBroker, topic: str) -> int:
 
 
 def bench_bare_producer(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) -> float:
-    from kafka import KafkaProducer
+    from confluent_kafka import Producer
 
+    from ragpulse.collector.kafka_publisher import producer_config
     from ragpulse.kafka.config import KafkaConfig
-    from ragpulse.kafka.producer import producer_config
+    from ragpulse.kafka.producer import TraceIdPartitioner
     from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "bare"))
     ensure_topics(kafka, ragpulse_topics(kafka))
-    producer = KafkaProducer(**producer_config(kafka, "bench"))
-    producer.partitions_for(kafka.records_topic)
+    topic = kafka.records_topic
+    producer = Producer(producer_config(kafka))
+    partitions = set(producer.list_topics(topic, timeout=30).topics[topic].partitions)
+    choose = TraceIdPartitioner().choose
     started = time.perf_counter()
     for key, value in values:
-        producer.send(kafka.records_topic, key=key, value=value)
+        while True:
+            try:
+                producer.produce(topic, value, key, choose(topic, partitions, key))
+                break
+            except BufferError:  # the collector would answer "retry later"; a bare producer waits
+                producer.poll(0.01)
     producer.flush()
     elapsed = time.perf_counter() - started
     producer.close()
-    assert end_offsets_total(broker, kafka.records_topic) == len(values)
+    assert end_offsets_total(broker, topic) == len(values)
     return len(values) / elapsed
 
 
@@ -439,7 +447,7 @@ Command ({time.strftime("%Y-%m-%d")}, {os.cpu_count()} cores, {cpu_model()}):
 
 | measurement | records/s | target |
 | --- | ---: | --- |
-| bare kafka-python producer (same records, same settings) | {bare:,.0f} | (reference) |
+| bare producer (the collector's librdkafka producer, same records, same settings) | {bare:,.0f} | (reference) |
 | collector: OTLP/HTTP protobuf in → records topic | {collector:,.0f} | >= 10,000; >= 60% of bare: **{ratio:.0%}** |
 | scorer's Kafka consumer alone (poll, finish, commit) | {consumer_only:,.0f} | (reference) |
 | scorer, no-op judge, 1 process | {scorer[("noop", 1)]:,.0f} | >= 2,000 per process |
