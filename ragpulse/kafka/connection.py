@@ -34,23 +34,27 @@ def connection_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
     return out
 
 
+# connection_config's names in librdkafka's: a setting added there without its name here fails
+# every collector at start (KeyError), not silently.
+_RDKAFKA_NAMES = {
+    "bootstrap_servers": "bootstrap.servers", "client_id": "client.id", "security_protocol": "security.protocol",
+    "sasl_mechanism": "sasl.mechanism", "sasl_plain_username": "sasl.username",
+    "sasl_plain_password": "sasl.password", "ssl_cafile": "ssl.ca.location",
+    "ssl_certfile": "ssl.certificate.location", "ssl_keyfile": "ssl.key.location",
+}
+
+
 def rdkafka_connection_config(kafka: KafkaConfig, client_suffix: str) -> dict[str, Any]:
     """connection_config in librdkafka's names (confluent-kafka: the collector's producer)."""
-    out: dict[str, Any] = {
-        "bootstrap.servers": ",".join(s.strip() for s in kafka.bootstrap_servers.split(",")),
-        "client.id": f"{kafka.client_id}-{client_suffix}",
-        "security.protocol": kafka.security_protocol,
-    }
-    if kafka.security_protocol.startswith("SASL_"):
-        out["sasl.mechanism"] = kafka.sasl_mechanism
-        out["sasl.username"] = kafka.sasl_username
-        out["sasl.password"] = kafka.sasl_password
-    if kafka.security_protocol.endswith("SSL"):
-        # "probe": the wheel's own OpenSSL does not know where this system keeps its CAs.
-        out["ssl.ca.location"] = kafka.ssl_cafile or "probe"
-        if kafka.ssl_certfile:
-            out["ssl.certificate.location"] = kafka.ssl_certfile
-            out["ssl.key.location"] = kafka.ssl_keyfile
+    out: dict[str, Any] = {}
+    for name, value in connection_config(kafka, client_suffix).items():
+        if name == "bootstrap_servers":
+            value = ",".join(value)
+        elif name == "ssl_cafile" and value is None:
+            value = "probe"  # the wheel's own OpenSSL does not know where this system keeps its CAs
+        elif value is None:
+            continue
+        out[_RDKAFKA_NAMES[name]] = value
     return out
 
 
