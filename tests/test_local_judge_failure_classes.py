@@ -12,6 +12,7 @@ import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local.text import content_tokens
 from ragpulse.scorer.metrics import METRICS
 from ragpulse.scorer.sentences import context_sentences
 
@@ -683,3 +684,36 @@ def test_the_documents_silence_told_with_a_pronoun_is_no_statement(
 def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: LocalJudge) -> None:
     _, detail = faithfulness(judge, "The store sells bicycles. They do not offer rentals.", EN_CONTEXT)
     assert len(detail["statements"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("digits", "wrong", "contexts"),
+    [
+        ("If you have not seen them for 10 or 20 years, send a letter to the town hall.",
+         "If you have not seen them for 30 or 40 years, send a letter to the town hall.",
+         ["If you have not seen them for ten or even twenty years, send a letter to the town hall."]),
+        ("The warranty covers twenty-five repairs.", "The warranty covers 26 repairs.",
+         ["The warranty covers 25 repairs in all."]),
+        ("10年以上会っていない場合は、市役所に手紙を送ってください。",
+         "30年以上会っていない場合は、市役所に手紙を送ってください。",
+         ["十年以上会っていない場合は、市役所に手紙を送ってください。"]),
+        ("会費は三百円です。", "会費は400円です。", ["会費は300円です。"]),
+    ],
+    ids=["en-words-in-context", "en-words-in-answer", "ja-kanji-in-context", "ja-kanji-in-answer"],
+)
+def test_a_number_written_as_a_word_is_the_number(
+    judge: LocalJudge, digits: str, wrong: str, contexts: list[str]
+) -> None:
+    """"10 or 20 years" for "ten or even twenty years": the digits were numbers the contexts lack
+    (decisive: the statement scored 0), the words were words the answer lacks."""
+    right_value = faithfulness(judge, digits, contexts)[0]
+    assert right_value > 0.8 and faithfulness(judge, wrong, contexts)[0] < 0.5 * right_value
+
+
+@pytest.mark.parametrize(
+    "text", ["one of the best", "一般的に十分です。数十年前のこと。"], ids=["en-one", "ja-not-counted"]
+)
+def test_a_word_that_only_looks_like_a_number_is_none(text: str) -> None:
+    """"one" is as often a pronoun as a number; 一 and 十 begin words (一般, 十分 "enough"), and 数十年
+    is "decades": none of them is a number to check."""
+    assert not [t for t in content_tokens(text) if t.startswith("#")]

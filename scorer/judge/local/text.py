@@ -79,6 +79,12 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
         for m in _JA_CLOCK.finditer(text):
             out.append((m.start(), m.end(), "#" + _ja_clock(m)))
         text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
+    # Kanji numerals before a counter are numbers like digits (「十年」 is 「10年」); only the numeral
+    # is taken out, so the counter stays the same token either way.
+    if _JA_NUMERAL_CHARS.search(text):
+        for m in _JA_COUNTED.finditer(text):
+            out.append((m.start(), m.end(), f"#{_kanji_number(m.group())}"))
+        text = _JA_COUNTED.sub(lambda m: " " * len(m.group()), text)
     for run in _CJK.finditer(text):
         out.extend(_cjk_bigrams(run.group(), run.start()))
     latin = _CJK.sub(lambda m: " " * len(m.group()), text)
@@ -87,7 +93,9 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
             out.append((m.start(), m.end(), "#" + _number(m.group("num"), m.group("half"))))
             continue
         word = m.group("word")
-        if _CAMEL.match(word):
+        if (value := _number_word(word)) is not None:
+            out.append((m.start(), m.end(), f"#{value}"))
+        elif _CAMEL.match(word):
             # Each word, and each pair joined ("TakeOut" is also "takeout").
             parts = list(_CAMEL_PART.finditer(word))
             spans = [(p.start(), p.end(), p.group()) for p in parts]
@@ -177,6 +185,50 @@ _JA_WEEKDAY = re.compile(r"(?<=[\d日])\(([月火水木金土日])\)")
 # Not 時間 (hours of duration), 時点, 時期, 時代.
 _JA_CLOCK = re.compile(
     r"(?P<half>午前|午後)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+
+
+# Numbers written as words are the numbers ("over ten or twenty years" is "over 10 or 20 years"):
+# as words they were missing words beside a decisive number the contexts lacked, and a faithful
+# "10 or 20 years" scored 0. Not "one": it is as often a pronoun ("one of the best") as a number.
+_UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine ten eleven twelve thirteen "
+                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split()) if w != "_"}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+         if w != "_"}
+# After a tens word, "one" is a number ("twenty-one").
+_TENS_UNITS = {w: v for w, v in {**_UNITS, "one": 1}.items() if 0 < v < 10}
+
+
+def _number_word(word: str) -> int | None:
+    """The value of a number written as a word ("ten", "Twenty-five"), else None."""
+    word = word.lower()
+    if word in _UNITS or word in _TENS:
+        return _UNITS.get(word, _TENS.get(word))
+    tens, _, unit = word.partition("-")
+    return _TENS[tens] + _TENS_UNITS[unit] if tens in _TENS and unit in _TENS_UNITS else None
+
+
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
+_KANJI_POWERS = {"十": 10, "百": 100, "千": 1000}
+_JA_NUMERAL_CHARS = re.compile(r"[一二三四五六七八九十百千]")
+# A kanji numeral counts only before a counter, and not after 数/何/幾 (「数十年」 is "decades"): 一 is
+# also a word's first character (一般, 一緒). Not before 分: 「十分」 is as often "enough" as ten minutes.
+_JA_COUNTED = re.compile(
+    r"(?<![数何幾第〇一二三四五六七八九十百千万])[一二三四五六七八九十百千]+"
+    r"(?=つ|人|名|個|冊|台|日|年|回|歳|才|円|件|階|か月|ヶ月|カ月|週間|割|倍|枚|本|杯|秒|時間|キロ|メートル|グラム|ドル)")
+
+
+def _kanji_number(numeral: str) -> int:
+    """「二十五」 is 25, 「三百」 300, 「千二百」 1200 (a bare digit run, 「二〇」, reads digit by digit)."""
+    if not any(c in _KANJI_POWERS for c in numeral):
+        return int("".join(str(_KANJI_DIGITS[c]) for c in numeral))
+    total, digit = 0, None
+    for c in numeral:
+        if c in _KANJI_POWERS:
+            total += (digit if digit is not None else 1) * _KANJI_POWERS[c]
+            digit = None
+        else:
+            digit = _KANJI_DIGITS[c]
+    return total + (digit or 0)
 
 
 def _ja_clock(m: re.Match[str]) -> str:
