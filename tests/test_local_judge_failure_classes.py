@@ -717,3 +717,35 @@ def test_a_word_that_only_looks_like_a_number_is_none(text: str) -> None:
     """"one" is as often a pronoun as a number; 一 and 十 begin words (一般, 十分 "enough"), and 数十年
     is "decades": none of them is a number to check."""
     assert not [t for t in content_tokens(text) if t.startswith("#")]
+
+
+@pytest.mark.parametrize(
+    ("plain", "hedged", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. Without more information, it is difficult to definitively say which "
+         "retention period is better for every team.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。どちらが良いかは一概には言えません。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。最適な方法を断定することは難しいです。", JA_CONTEXT),
+    ],
+    ids=["en-difficult-to-say", "ja-ichigai-ni-wa", "ja-dantei-muzukashii"],
+)
+def test_a_hedge_that_the_question_cannot_be_settled_is_no_statement(
+    judge: LocalJudge, plain: str, hedged: str, contexts: list[str]
+) -> None:
+    """"It is difficult to say which is better" says something about the answer, not the world;
+    checked as a claim it was unsupported and pulled a careful, faithful answer down."""
+    value, detail = faithfulness(judge, hedged, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["It is hard to say exactly, but audit logs are kept for 90 days.", "It is difficult to predict earthquakes."],
+    ids=["en-hedge-then-answer", "en-difficult-as-a-claim"],
+)
+def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_statement(
+    judge: LocalJudge, answer: str
+) -> None:
+    _, detail = faithfulness(judge, answer, EN_CONTEXT)
+    assert len(detail["statements"]) == 1

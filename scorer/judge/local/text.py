@@ -450,7 +450,13 @@ _NONCOMMITTAL_EN = re.compile(
     r"|cannot\s+be\s+(?:determined|answered|confirmed)"
     r"|(?:there\s+is|i\s+have)\s+no\s+(?:information|data|record)"
     r"|unable\s+to\s+(?:find|provide|answer|determine)"
-    r"|(?:cannot|can't|can\s+not)\s+answer)",
+    r"|(?:cannot|can't|can\s+not)\s+answer"
+    # That the question cannot be settled ("it is difficult to definitively say which is better",
+    # "without more information, it is hard to give a more specific definition"): a hedge on the
+    # answer, not a claim about the world, and no claim at all when nothing but "but" follows. Only
+    # verbs of answering: "it is difficult to predict earthquakes" is a claim.
+    r"|(?:it\s+is|it's)\s+(?:\w+\s+)?(?:difficult|hard|impossible|not\s+possible)\s+to\s+(?:\w+ly\s+)?"
+    r"(?:say|determine|give|provide|answer|conclude|pinpoint|know\s+for\s+(?:sure|certain))\b(?![^.!?]*\bbut\b))",
     re.IGNORECASE,
 )
 _NONCOMMITTAL_JA = re.compile(
@@ -458,7 +464,10 @@ _NONCOMMITTAL_JA = re.compile(
     r"|(?:お答え|回答|判断|特定|ご案内)(?:でき(?:ません|かねます)|いたしかねます|しかねます)"
     r"|(?:分|わ)かりかねます|存じ上げません|見当たりません"
     r"|情報(?:が|は)(?:ありません|ございません|ない|見つかりません|提供されていません)"
-    r"|(?:記載|言及|明記|提供|公表)されていません)"
+    r"|(?:記載|言及|明記|提供|公表)されていません"
+    # 「一概には言えません」「断定することは難しいです」: the hedge of the English above.
+    r"|一概に(?:は)?(?:言え|いえ)(?:ません|ない)|はっきり(?:と(?:は)?)?(?:言え|いえ)(?:ません|ない)"
+    r"|(?:断定|断言|明言|判断|特定)(?:する(?:こと|の)は|は)(?:でき(?:ません|ない)|難しい|困難))"
 )
 
 
