@@ -749,3 +749,17 @@ def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_st
 ) -> None:
     _, detail = faithfulness(judge, answer, EN_CONTEXT)
     assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("The gym is open from 7:00 to 23:00 on weekdays.",
+         ["On weekdays the gym is open from 7 in the morning to 11 at night."]),
+        ("ジムは平日は7時から23時まで営業しています。", ["ジムは平日は朝7時から夜11時まで営業しています。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    """"11 at night" and 「夜11時」 are 23:00; read as 11:00 they made a faithful opening hour wrong."""
+    assert faithfulness(judge, answer, contexts)[0] > 0.8

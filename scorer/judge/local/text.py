@@ -79,6 +79,11 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
         for m in _JA_CLOCK.finditer(text):
             out.append((m.start(), m.end(), "#" + _ja_clock(m)))
         text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
+    if "the" in text or "night" in text:
+        for m in _EN_CLOCK.finditer(text):
+            if (clock := _en_clock(m)) is not None:
+                out.append((m.start(), m.end(), "#" + clock))
+                text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]  # offsets stay valid
     # Kanji numerals before a counter are numbers like digits (「十年」 is 「10年」); only the numeral
     # is taken out, so the counter stays the same token either way.
     if _JA_NUMERAL_CHARS.search(text):
@@ -184,7 +189,11 @@ _JA_WEEKDAY = re.compile(r"(?<=[\d日])\(([月火水木金土日])\)")
 
 # Not 時間 (hours of duration), 時点, 時期, 時代.
 _JA_CLOCK = re.compile(
-    r"(?P<half>午前|午後)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+    r"(?P<half>午前|午後|朝|夕方|夜|晩)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+# Parts of the day that say which half a time is in: 「夜11時」 is 23:00, as "11 at night" is.
+_JA_AFTERNOON = frozenset(("午後", "夕方", "夜", "晩"))
+_EN_CLOCK = re.compile(r"\b(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s+(?:o'clock\s+)?"
+                       r"(?P<half>in\s+the\s+(?:morning|afternoon|evening)|at\s+night)\b", re.IGNORECASE)
 
 
 # Numbers written as words are the numbers ("over ten or twenty years" is "over 10 or 20 years"):
@@ -235,8 +244,16 @@ def _ja_clock(m: re.Match[str]) -> str:
     hour = int(m.group("hour"))
     minute = 30 if m.group("half_hour") else int(m.group("minute") or 0)
     if m.group("half") is not None and hour <= 12:
-        hour = hour % 12 + (12 if m.group("half") == "午後" else 0)
+        hour = hour % 12 + (12 if m.group("half") in _JA_AFTERNOON else 0)
     return f"{hour}:{minute:02d}"
+
+
+def _en_clock(m: re.Match[str]) -> str | None:
+    """"7 in the morning" is 7:00, "11 at night" 23:00; None for an hour that is no time of day."""
+    hour, minute = int(m.group("hour")), int(m.group("minute") or 0)
+    if hour > 12 or minute >= 60:
+        return None
+    return f"{hour % 12 + (0 if m.group('half').lower().endswith('morning') else 12)}:{minute:02d}"
 
 
 def _number(text: str, half: str | None) -> str:
