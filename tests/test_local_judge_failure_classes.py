@@ -752,6 +752,45 @@ def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_st
 
 
 @pytest.mark.parametrize(
+    ("paraphrased", "invented", "contexts"),
+    [
+        ("A shallow clone copies just the metadata of a table. Making a shallow clone of a 2 TB table takes roughly "
+         "10 seconds. Queries against a shallow clone are as quick as against the source table.",
+         "A shallow clone copies only the table's metadata. Creating a shallow clone of a 2 TB table takes about 10 "
+         "seconds. Queries on a shallow clone run as fast as on the source table. Shallow clones are removed by a "
+         "nightly cleanup job after a month.", EN_CONTEXT),
+        ("ポイントの期限は、最後にポイントをもらった日から1年です。1ポイントは1円として使用できます。"
+         "会員になるのは無料ですが、公式アプリが要ります。",
+         "会員ポイントの有効期限は、最後にポイントを獲得した日から1年間です。ポイントは1ポイント1円として使えます。"
+         "会員登録は無料です。失効したポイントは問い合わせ窓口で復活できます。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_paraphrased_answer_ranks_above_a_copied_one_with_an_invented_sentence(
+    judge: LocalJudge, paraphrased: str, invented: str, contexts: list[str]
+) -> None:
+    """Each paraphrase kept only part of its lexical support, and averaged raw, three of them lost
+    more than one invented sentence among copied ones: the verdict is now a step from "not
+    supported" to "supported", as a judge's is."""
+    assert faithfulness(judge, paraphrased, contexts)[0] > faithfulness(judge, invented, contexts)[0] + 0.05
+
+
+@pytest.mark.parametrize(
+    ("wrong", "contexts"),
+    [
+        ("Audit logs are kept for 90 days and exported every 7 days.",
+         ["Audit logs are kept for 90 days and exported every 30 days to the archive."]),
+        ("監査ログは90日間保存され、7日ごとに書き出されます。",
+         ["監査ログは90日間保存され、30日ごとにアーカイブへ書き出されます。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LocalJudge, wrong: str, contexts: list[str]) -> None:
+    """One number of two wrong made the statement half supported; a wrong number makes it wrong."""
+    assert faithfulness(judge, wrong, contexts)[0] < 0.1
+
+
+@pytest.mark.parametrize(
     ("answer", "contexts"),
     [
         ("The gym is open from 7:00 to 23:00 on weekdays.",
