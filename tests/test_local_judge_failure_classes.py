@@ -802,3 +802,28 @@ def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LocalJudge, wrong: 
 def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
     """"11 at night" and 「夜11時」 are 23:00; read as 11:00 they made a faithful opening hour wrong."""
     assert faithfulness(judge, answer, contexts)[0] > 0.8
+
+
+@pytest.mark.parametrize(
+    ("plain", "announced", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         'Therefore, the answer to the question "How long are audit logs kept?" is:\nAudit logs are kept for 90 days.',
+         EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "So, the answer to your question is: audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("Audit logs are kept for 90 days.",
+         "Audit logs matter in several ways, such as:\n- Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "したがって、ご質問への答えは：\n本社は名古屋市にあります。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "つまり、質問の答えは：本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en-answer-is-colon", "en-answer-is-inline", "en-such-as", "ja-kotae-wa", "ja-kotae-wa-inline"],
+)
+def test_announcing_the_answer_is_no_part_of_a_statement(
+    judge: LocalJudge, plain: str, announced: str, contexts: list[str]
+) -> None:
+    """"Therefore, the answer to the question "..." is:" announces the claim that follows; as a
+    statement it was unsupported (the question's words are no claim of the contexts)."""
+    value, detail = faithfulness(judge, announced, contexts)
+    assert len(detail["statements"]) == 1
+    assert value == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)

@@ -387,6 +387,17 @@ _LIST_MARKER = re.compile(
 _ENUMERATOR = re.compile(r"^\(?\d{1,3}[.)）]$")
 
 
+# "The answer to the question is:" announces what follows; it claims nothing ("So, the answer to your
+# question "What is leasing?" is:"), and before a claim on the same line it is no part of the claim.
+_ANSWER_IS_EN = (r"(?:(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|to\s+sum\s+up)\s*,?\s*)?"
+                 r"(?:the\s+)?(?:short\s+|final\s+|simple\s+|direct\s+)?answer\s+(?:to\s+(?:the|your|this)\s+question"
+                 r"(?:\s*\"[^\"]*\"|\s*“[^”]*”)?\s+)?is\s*[:：]")
+# 「したがって、ご質問への答えは：」
+_ANSWER_IS_JA = (r"(?:(?:したがって|つまり|結論として|以上から|以上より)、?)?"
+                 r"(?:ご)?質問(?:へ|に対する)?の?(?:答え|回答)は\s*[:：]")
+_ANSWER_IS = re.compile(rf"^(?:{_ANSWER_IS_EN}|{_ANSWER_IS_JA})\s*", re.IGNORECASE)
+
+
 # Sentences that only frame the answer: "Sure!", "Here is a summary of the article in 121 words:",
 # 「以下は要約です：」. They claim nothing about the world, yet counted as statements they were
 # unsupported (the word count is no number of the contexts'), in a third of RAGTruth's summaries.
@@ -394,7 +405,9 @@ _FRAMING = re.compile(
     r"^(?:(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.,]*\s*)?"
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
     r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
-    r"|reasons|points)|are|include|includes)\s*[:：]"
+    r"|reasons|points)|are|include|includes|including|such\s+as)\s*[:：]"
+    # "Therefore, the answer to the question "What is leasing?" is:" announces the answer.
+    rf"|{_ANSWER_IS_EN}"
     r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*"
     r"|(?:i\s+can|i'd\s+be\s+(?:happy|glad)\s+to|i\s+would\s+be\s+(?:happy|glad)\s+to|let\s+me)\s+help"
     r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*"
@@ -409,6 +422,7 @@ _FRAMING = re.compile(
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
     r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
     r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*"
+    rf"|{_ANSWER_IS_JA}"
     r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*"
     # 「お役に立てれば幸いです」「他にご質問があればお気軽にどうぞ」
     r"|(?:お役に立て|参考にな|ご参考にな)(?:れば|ましたら|ると)[^。]*[。！!]*"
@@ -446,7 +460,7 @@ def claim_content(claim: str) -> str | None:
     that ...", 「文書1によると、」); None when that leaves nothing to check
     ("Based on the given passages, here are the signs:"). Answer relevancy keeps the whole claim:
     an answer that only describes the documents answers nothing."""
-    content = without_conversions(_CITED_TELLER.sub("", claim)).strip()
+    content = without_conversions(_CITED_TELLER.sub("", _ANSWER_IS.sub("", claim))).strip()
     return content if content and content_tokens(content) and not _FRAMING.match(content) else None
 
 
