@@ -827,3 +827,20 @@ def test_announcing_the_answer_is_no_part_of_a_statement(
     value, detail = faithfulness(judge, announced, contexts)
     assert len(detail["statements"]) == 1
     assert value == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("plain", "framed", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Alternatively, you can also try the following method:\n- Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "次の方法も試せます：\n・本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_lead_in_naming_what_follows_is_no_statement(
+    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+) -> None:
+    """"Try the following method:" only leads into a list, like "as follows:"."""
+    value, detail = faithfulness(judge, framed, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])

@@ -404,7 +404,7 @@ _ANSWER_IS = re.compile(rf"^(?:{_ANSWER_IS_EN}|{_ANSWER_IS_JA})\s*", re.IGNORECA
 _FRAMING = re.compile(
     r"^(?:(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.,]*\s*)?"
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
-    r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
+    r"|[^.!?]*\b(?:as\s+follows|the\s+following(?:\s+[\w-]+){0,2}|these\s+(?:steps|ways|tips|options|methods|signs|factors"
     r"|reasons|points)|are|include|includes|including|such\s+as)\s*[:：]"
     # "Therefore, the answer to the question "What is leasing?" is:" announces the answer.
     rf"|{_ANSWER_IS_EN}"
