@@ -830,6 +830,31 @@ def test_announcing_the_answer_is_no_part_of_a_statement(
 
 
 @pytest.mark.parametrize(
+    ("plain", "noted", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. Note: The information provided in the given passages is sufficient to "
+         "answer the question.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。提供された情報で質問に回答できます。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。文書の情報は質問に答えるのに十分です。", JA_CONTEXT),
+    ],
+    ids=["en-sufficient", "ja-kaito-dekimasu", "ja-juubun"],
+)
+def test_saying_the_documents_are_enough_to_answer_is_no_statement(
+    judge: LocalJudge, plain: str, noted: str, contexts: list[str]
+) -> None:
+    """"The information in the passages is sufficient to answer the question" is about the documents,
+    as their silence is; checked as a claim it scored 0 and pulled a faithful answer down."""
+    value, detail = faithfulness(judge, noted, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+def test_enough_for_something_else_is_still_a_statement(judge: LocalJudge) -> None:
+    _, detail = faithfulness(judge, "One 2 TB table is enough to answer every query.", EN_CONTEXT)
+    assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
     ("plain", "framed", "contexts"),
     [
         ("Audit logs are kept for 90 days.",
