@@ -256,9 +256,11 @@ def test_an_answer_that_names_its_source_still_answers(
         ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書2）。", JA_CONTEXT),
         ("本社は名古屋市にあります。", "資料2によると、本社は名古屋市にあります。", JA_CONTEXT),
         ("本社は名古屋市にあります。", "提供された文書によると、本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Audit logs are kept for 90 days (Passage 1, Passage 3).", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書1、文書3）。", JA_CONTEXT),
     ],
     ids=["en-bracket", "en-passage", "en-according-to", "en-glued", "en-based-on", "ja-lenticular", "ja-bunsho",
-         "ja-niyoruto", "ja-teikyou"],
+         "ja-niyoruto", "ja-teikyou", "en-several-passages", "ja-several-bunsho"],
 )
 def test_citation_markers_are_no_part_of_a_claim(
     judge: LocalJudge, plain: str, cited: str, contexts: list[str]

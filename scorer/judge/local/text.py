@@ -340,7 +340,9 @@ _NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 # with numbers in brackets ("(Passage 2)", "[Source 1]", "（文書1）"), with the space before them.
 _CITATION = re.compile(
     rf"[ \t]*(?:[\[【［]\^?\s*{_NUMBERS}\s*[\]】］]"
-    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*(?:より|から|参照)?\s*[\])）】］])",
+    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}"
+    # several sources in one bracket: "(Passage 1, Passage 3)", 「（文書1、文書3）」
+    rf"(?:\s*(?:[,;、]|and|&|と)\s*{_SOURCE}\s*[:：#]?\s*{_NUMBERS})*\s*(?:より|から|参照)?\s*[\])）】］])",
     re.IGNORECASE,
 )
 # Who a claim is told by, when that is the sources or a crowd; what follows (or precedes, in
