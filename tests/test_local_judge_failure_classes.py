@@ -871,3 +871,21 @@ def test_a_lead_in_naming_what_follows_is_no_statement(
     """"Try the following method:" only leads into a list, like "as follows:"."""
     value, detail = faithfulness(judge, framed, contexts)
     assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+@pytest.mark.parametrize(
+    ("once", "repeated", "contexts"),
+    [
+        ("Audit logs are kept for 90 days. Audit logs are encrypted with a key from Leeds.",
+         "Audit logs are kept for 90 days. Audit logs are encrypted with a key from Leeds. "
+         "Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。本社の社員食堂は24時間営業です。",
+         "本社は名古屋市にあります。本社の社員食堂は24時間営業です。本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_claim_said_twice_is_one_statement(judge: LocalJudge, once: str, repeated: str, contexts: list[str]) -> None:
+    """Repeating a supported sentence (a summary line that says the first sentence again) counted it
+    twice and hid the invented one between them."""
+    value, detail = faithfulness(judge, repeated, contexts)
+    assert len(detail["statements"]) == 2 and value == pytest.approx(faithfulness(judge, once, contexts)[0])

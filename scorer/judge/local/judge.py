@@ -199,8 +199,10 @@ class LocalJudge:
     def statements(self, rec: RecordText, usage: Usage) -> list[str]:
         # "I don't know." claims nothing, nor does "The passages do not mention it": an evasion or
         # the documents' silence is no statement to check.
-        return [s for c in claims(rec.answer)
-                if not is_noncommittal(c) and not states_silence(c) and (s := claim_content(c)) is not None]
+        # A claim said twice is one claim: counted twice, a repeated sentence weighed double in the mean.
+        return list(dict.fromkeys(
+            s for c in claims(rec.answer)
+            if not is_noncommittal(c) and not states_silence(c) and (s := claim_content(c)) is not None))
 
     def verify(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Verdict]:
         """Each statement is aligned to its closest context sentence (the evidence) and checked
