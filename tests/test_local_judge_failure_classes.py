@@ -889,3 +889,20 @@ def test_a_claim_said_twice_is_one_statement(judge: LocalJudge, once: str, repea
     twice and hid the invented one between them."""
     value, detail = faithfulness(judge, repeated, contexts)
     assert len(detail["statements"]) == 2 and value == pytest.approx(faithfulness(judge, once, contexts)[0])
+
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("The white pages are at https://www.pagesjaunes.fr/search.",
+         ["The white pages are at http://pagesjaunes.fr/search in English."]),
+        ("電話帳は https://www.pagesjaunes.fr/search です。", ["電話帳は http://pagesjaunes.fr/search です。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_link_is_the_same_link_with_another_scheme(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    """"https://www." for the contexts' "http://": the scheme was a word the contexts lacked."""
+    same_link = answer.replace("https://www.", "http://")
+    expected = faithfulness(judge, same_link, contexts)[0]
+    assert faithfulness(judge, answer, contexts)[0] == pytest.approx(expected, abs=0.01)

@@ -18,6 +18,7 @@ from ragpulse.scorer.sentences import split_sentences
 # Function words carry no claim; a statement supported only by them is not supported. "Located" and
 # "available" only say that something is somewhere or exists: the place or the thing is the claim,
 # and records of data never write the verb ('city': 'Goleta', 'WiFi': 'free').
+# A link's scheme and "www" are its form: "https://www.example.fr" is the contexts' "http://example.fr".
 _STOPWORDS = frozenset(
     """a an the and or but if then than so as of at by for from in into on onto to with without
     about above after before below between during over under up down out off again further once
@@ -26,7 +27,7 @@ _STOPWORDS = frozenset(
     whose what when where why how i me my we our you your he him his she her they them their
     not no nor only own same too very just also such both each few more most other some any all
     one s t also however therefore thus while although though because since until yet yes ok okay
-    located situated available availability""".split()
+    located situated available availability http https www""".split()
 )
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
