@@ -12,6 +12,7 @@ import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local.text import content_tokens
 from ragpulse.scorer.metrics import METRICS
 from ragpulse.scorer.sentences import context_sentences
 
@@ -255,9 +256,11 @@ def test_an_answer_that_names_its_source_still_answers(
         ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書2）。", JA_CONTEXT),
         ("本社は名古屋市にあります。", "資料2によると、本社は名古屋市にあります。", JA_CONTEXT),
         ("本社は名古屋市にあります。", "提供された文書によると、本社は名古屋市にあります。", JA_CONTEXT),
+        ("Audit logs are kept for 90 days.", "Audit logs are kept for 90 days (Passage 1, Passage 3).", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります（文書1、文書3）。", JA_CONTEXT),
     ],
     ids=["en-bracket", "en-passage", "en-according-to", "en-glued", "en-based-on", "ja-lenticular", "ja-bunsho",
-         "ja-niyoruto", "ja-teikyou"],
+         "ja-niyoruto", "ja-teikyou", "en-several-passages", "ja-several-bunsho"],
 )
 def test_citation_markers_are_no_part_of_a_claim(
     judge: LocalJudge, plain: str, cited: str, contexts: list[str]
@@ -683,3 +686,223 @@ def test_the_documents_silence_told_with_a_pronoun_is_no_statement(
 def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: LocalJudge) -> None:
     _, detail = faithfulness(judge, "The store sells bicycles. They do not offer rentals.", EN_CONTEXT)
     assert len(detail["statements"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("digits", "wrong", "contexts"),
+    [
+        ("If you have not seen them for 10 or 20 years, send a letter to the town hall.",
+         "If you have not seen them for 30 or 40 years, send a letter to the town hall.",
+         ["If you have not seen them for ten or even twenty years, send a letter to the town hall."]),
+        ("The warranty covers twenty-five repairs.", "The warranty covers 26 repairs.",
+         ["The warranty covers 25 repairs in all."]),
+        ("10年以上会っていない場合は、市役所に手紙を送ってください。",
+         "30年以上会っていない場合は、市役所に手紙を送ってください。",
+         ["十年以上会っていない場合は、市役所に手紙を送ってください。"]),
+        ("会費は三百円です。", "会費は400円です。", ["会費は300円です。"]),
+    ],
+    ids=["en-words-in-context", "en-words-in-answer", "ja-kanji-in-context", "ja-kanji-in-answer"],
+)
+def test_a_number_written_as_a_word_is_the_number(
+    judge: LocalJudge, digits: str, wrong: str, contexts: list[str]
+) -> None:
+    """"10 or 20 years" for "ten or even twenty years": the digits were numbers the contexts lack
+    (decisive: the statement scored 0), the words were words the answer lacks."""
+    right_value = faithfulness(judge, digits, contexts)[0]
+    assert right_value > 0.8 and faithfulness(judge, wrong, contexts)[0] < 0.5 * right_value
+
+
+@pytest.mark.parametrize(
+    "text", ["one of the best", "一般的に十分です。数十年前のこと。"], ids=["en-one", "ja-not-counted"]
+)
+def test_a_word_that_only_looks_like_a_number_is_none(text: str) -> None:
+    """"one" is as often a pronoun as a number; 一 and 十 begin words (一般, 十分 "enough"), and 数十年
+    is "decades": none of them is a number to check."""
+    assert not [t for t in content_tokens(text) if t.startswith("#")]
+
+
+@pytest.mark.parametrize(
+    ("plain", "hedged", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. Without more information, it is difficult to definitively say which "
+         "retention period is better for every team.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。どちらが良いかは一概には言えません。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。最適な方法を断定することは難しいです。", JA_CONTEXT),
+    ],
+    ids=["en-difficult-to-say", "ja-ichigai-ni-wa", "ja-dantei-muzukashii"],
+)
+def test_a_hedge_that_the_question_cannot_be_settled_is_no_statement(
+    judge: LocalJudge, plain: str, hedged: str, contexts: list[str]
+) -> None:
+    """"It is difficult to say which is better" says something about the answer, not the world;
+    checked as a claim it was unsupported and pulled a careful, faithful answer down."""
+    value, detail = faithfulness(judge, hedged, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["It is hard to say exactly, but audit logs are kept for 90 days.", "It is difficult to predict earthquakes."],
+    ids=["en-hedge-then-answer", "en-difficult-as-a-claim"],
+)
+def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_statement(
+    judge: LocalJudge, answer: str
+) -> None:
+    _, detail = faithfulness(judge, answer, EN_CONTEXT)
+    assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("paraphrased", "invented", "contexts"),
+    [
+        ("A shallow clone copies just the metadata of a table. Making a shallow clone of a 2 TB table takes roughly "
+         "10 seconds. Queries against a shallow clone are as quick as against the source table.",
+         "A shallow clone copies only the table's metadata. Creating a shallow clone of a 2 TB table takes about 10 "
+         "seconds. Queries on a shallow clone run as fast as on the source table. Shallow clones are removed by a "
+         "nightly cleanup job after a month.", EN_CONTEXT),
+        ("ポイントの期限は、最後にポイントをもらった日から1年です。1ポイントは1円として使用できます。"
+         "会員になるのは無料ですが、公式アプリが要ります。",
+         "会員ポイントの有効期限は、最後にポイントを獲得した日から1年間です。ポイントは1ポイント1円として使えます。"
+         "会員登録は無料です。失効したポイントは問い合わせ窓口で復活できます。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_paraphrased_answer_ranks_above_a_copied_one_with_an_invented_sentence(
+    judge: LocalJudge, paraphrased: str, invented: str, contexts: list[str]
+) -> None:
+    """Each paraphrase kept only part of its lexical support, and averaged raw, three of them lost
+    more than one invented sentence among copied ones: the verdict is now a step from "not
+    supported" to "supported", as a judge's is."""
+    assert faithfulness(judge, paraphrased, contexts)[0] > faithfulness(judge, invented, contexts)[0] + 0.05
+
+
+@pytest.mark.parametrize(
+    ("wrong", "contexts"),
+    [
+        ("Audit logs are kept for 90 days and exported every 7 days.",
+         ["Audit logs are kept for 90 days and exported every 30 days to the archive."]),
+        ("監査ログは90日間保存され、7日ごとに書き出されます。",
+         ["監査ログは90日間保存され、30日ごとにアーカイブへ書き出されます。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LocalJudge, wrong: str, contexts: list[str]) -> None:
+    """One number of two wrong made the statement half supported; a wrong number makes it wrong."""
+    assert faithfulness(judge, wrong, contexts)[0] < 0.1
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("The gym is open from 7:00 to 23:00 on weekdays.",
+         ["On weekdays the gym is open from 7 in the morning to 11 at night."]),
+        ("ジムは平日は7時から23時まで営業しています。", ["ジムは平日は朝7時から夜11時まで営業しています。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    """"11 at night" and 「夜11時」 are 23:00; read as 11:00 they made a faithful opening hour wrong."""
+    assert faithfulness(judge, answer, contexts)[0] > 0.8
+
+
+@pytest.mark.parametrize(
+    ("plain", "announced", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         'Therefore, the answer to the question "How long are audit logs kept?" is:\nAudit logs are kept for 90 days.',
+         EN_CONTEXT),
+        ("Audit logs are kept for 90 days.", "So, the answer to your question is: audit logs are kept for 90 days.",
+         EN_CONTEXT),
+        ("Audit logs are kept for 90 days.",
+         "Audit logs matter in several ways, such as:\n- Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "したがって、ご質問への答えは：\n本社は名古屋市にあります。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "つまり、質問の答えは：本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en-answer-is-colon", "en-answer-is-inline", "en-such-as", "ja-kotae-wa", "ja-kotae-wa-inline"],
+)
+def test_announcing_the_answer_is_no_part_of_a_statement(
+    judge: LocalJudge, plain: str, announced: str, contexts: list[str]
+) -> None:
+    """"Therefore, the answer to the question "..." is:" announces the claim that follows; as a
+    statement it was unsupported (the question's words are no claim of the contexts)."""
+    value, detail = faithfulness(judge, announced, contexts)
+    assert len(detail["statements"]) == 1
+    assert value == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("plain", "noted", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Audit logs are kept for 90 days. Note: The information provided in the given passages is sufficient to "
+         "answer the question.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。提供された情報で質問に回答できます。", JA_CONTEXT),
+        ("本社は名古屋市にあります。", "本社は名古屋市にあります。文書の情報は質問に答えるのに十分です。", JA_CONTEXT),
+    ],
+    ids=["en-sufficient", "ja-kaito-dekimasu", "ja-juubun"],
+)
+def test_saying_the_documents_are_enough_to_answer_is_no_statement(
+    judge: LocalJudge, plain: str, noted: str, contexts: list[str]
+) -> None:
+    """"The information in the passages is sufficient to answer the question" is about the documents,
+    as their silence is; checked as a claim it scored 0 and pulled a faithful answer down."""
+    value, detail = faithfulness(judge, noted, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+def test_enough_for_something_else_is_still_a_statement(judge: LocalJudge) -> None:
+    _, detail = faithfulness(judge, "One 2 TB table is enough to answer every query.", EN_CONTEXT)
+    assert len(detail["statements"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("plain", "framed", "contexts"),
+    [
+        ("Audit logs are kept for 90 days.",
+         "Alternatively, you can also try the following method:\n- Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "次の方法も試せます：\n・本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_lead_in_naming_what_follows_is_no_statement(
+    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+) -> None:
+    """"Try the following method:" only leads into a list, like "as follows:"."""
+    value, detail = faithfulness(judge, framed, contexts)
+    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+
+
+@pytest.mark.parametrize(
+    ("once", "repeated", "contexts"),
+    [
+        ("Audit logs are kept for 90 days. Audit logs are encrypted with a key from Leeds.",
+         "Audit logs are kept for 90 days. Audit logs are encrypted with a key from Leeds. "
+         "Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。本社の社員食堂は24時間営業です。",
+         "本社は名古屋市にあります。本社の社員食堂は24時間営業です。本社は名古屋市にあります。", JA_CONTEXT),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_claim_said_twice_is_one_statement(judge: LocalJudge, once: str, repeated: str, contexts: list[str]) -> None:
+    """Repeating a supported sentence (a summary line that says the first sentence again) counted it
+    twice and hid the invented one between them."""
+    value, detail = faithfulness(judge, repeated, contexts)
+    assert len(detail["statements"]) == 2 and value == pytest.approx(faithfulness(judge, once, contexts)[0])
+
+
+
+@pytest.mark.parametrize(
+    ("answer", "contexts"),
+    [
+        ("The white pages are at https://www.pagesjaunes.fr/search.",
+         ["The white pages are at http://pagesjaunes.fr/search in English."]),
+        ("電話帳は https://www.pagesjaunes.fr/search です。", ["電話帳は http://pagesjaunes.fr/search です。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_link_is_the_same_link_with_another_scheme(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+    """"https://www." for the contexts' "http://": the scheme was a word the contexts lacked."""
+    same_link = answer.replace("https://www.", "http://")
+    expected = faithfulness(judge, same_link, contexts)[0]
+    assert faithfulness(judge, answer, contexts)[0] == pytest.approx(expected, abs=0.01)

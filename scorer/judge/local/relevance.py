@@ -34,7 +34,18 @@ _SILENCE_EN = (
     r"(?:information|details|instructions|guidance|advice|steps|explanation|specifics|definition|answer)\b"
 )
 _SILENCE_JA = r"(?:記載|言及|説明)(?:が|は)(?:ありません|ない|見当たりません)"
-_SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}", re.IGNORECASE)
+# What the documents are enough for ("The information provided in the passages is sufficient to
+# answer the question.", 「提供された情報で質問に回答できます」): like their silence, a claim about the
+# documents, which no sentence of theirs states.
+_SUFFICIENCY_EN = (
+    rf"\b(?:information|details|data|{SOURCE_EN})\s+(?:[\w-]+\s+){{0,5}}?(?:is|are|was|were|seems?|appears?)\s+"
+    r"(?:(?:not|more\s+than|quite|fully)\s+)?(?:sufficient|enough|insufficient|adequate|inadequate)\s+(?:to|for)\s+"
+    r"(?:answer|address|respond)"
+)
+_SUFFICIENCY_JA = (rf"(?:情報|データ|{SOURCE_JA})[^。]{{0,20}}?(?:で|から|は)(?:ご?質問に)?(?:十分に?)?"
+                   r"(?:回答|お答え)(?:でき|可能)"
+                   r"|(?:回答|答える|お答えする)(?:のに|ために|には)(?:十分|不十分)")
+_SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}|{_SUFFICIENCY_EN}|{_SUFFICIENCY_JA}", re.IGNORECASE)
 # A sentence about the documents instead of the thing asked: the subject is the source, the verb
 # says what it covers.
 _META_EN = re.compile(
@@ -222,7 +233,8 @@ def is_restatement(sentence: str, question: str) -> bool:
 
 
 def states_silence(sentence: str) -> bool:
-    """The sentence says the documents do not cover a point: nothing about the world to check."""
+    """The sentence says the documents do not cover a point, or are (or are not) enough to answer:
+    nothing about the world to check."""
     return bool(_SILENCE.search(normalise(sentence)))
 
 

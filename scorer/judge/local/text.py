@@ -18,6 +18,7 @@ from ragpulse.scorer.sentences import split_sentences
 # Function words carry no claim; a statement supported only by them is not supported. "Located" and
 # "available" only say that something is somewhere or exists: the place or the thing is the claim,
 # and records of data never write the verb ('city': 'Goleta', 'WiFi': 'free').
+# A link's scheme and "www" are its form: "https://www.example.fr" is the contexts' "http://example.fr".
 _STOPWORDS = frozenset(
     """a an the and or but if then than so as of at by for from in into on onto to with without
     about above after before below between during over under up down out off again further once
@@ -26,7 +27,7 @@ _STOPWORDS = frozenset(
     whose what when where why how i me my we our you your he him his she her they them their
     not no nor only own same too very just also such both each few more most other some any all
     one s t also however therefore thus while although though because since until yet yes ok okay
-    located situated available availability""".split()
+    located situated available availability http https www""".split()
 )
 # Question words are the question's form, not its content.
 _QUESTION_WORDS = frozenset("what when where which who whom whose why how".split())
@@ -79,6 +80,17 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
         for m in _JA_CLOCK.finditer(text):
             out.append((m.start(), m.end(), "#" + _ja_clock(m)))
         text = _JA_CLOCK.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay valid
+    if "the" in text or "night" in text:
+        for m in _EN_CLOCK.finditer(text):
+            if (clock := _en_clock(m)) is not None:
+                out.append((m.start(), m.end(), "#" + clock))
+                text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]  # offsets stay valid
+    # Kanji numerals before a counter are numbers like digits (「十年」 is 「10年」); only the numeral
+    # is taken out, so the counter stays the same token either way.
+    if _JA_NUMERAL_CHARS.search(text):
+        for m in _JA_COUNTED.finditer(text):
+            out.append((m.start(), m.end(), f"#{_kanji_number(m.group())}"))
+        text = _JA_COUNTED.sub(lambda m: " " * len(m.group()), text)
     for run in _CJK.finditer(text):
         out.extend(_cjk_bigrams(run.group(), run.start()))
     latin = _CJK.sub(lambda m: " " * len(m.group()), text)
@@ -87,7 +99,9 @@ def token_spans(text: str, drop_question_words: bool = True) -> list[tuple[int, 
             out.append((m.start(), m.end(), "#" + _number(m.group("num"), m.group("half"))))
             continue
         word = m.group("word")
-        if _CAMEL.match(word):
+        if (value := _number_word(word)) is not None:
+            out.append((m.start(), m.end(), f"#{value}"))
+        elif _CAMEL.match(word):
             # Each word, and each pair joined ("TakeOut" is also "takeout").
             parts = list(_CAMEL_PART.finditer(word))
             spans = [(p.start(), p.end(), p.group()) for p in parts]
@@ -176,15 +190,71 @@ _JA_WEEKDAY = re.compile(r"(?<=[\d日])\(([月火水木金土日])\)")
 
 # Not 時間 (hours of duration), 時点, 時期, 時代.
 _JA_CLOCK = re.compile(
-    r"(?P<half>午前|午後)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+    r"(?P<half>午前|午後|朝|夕方|夜|晩)?(?P<hour>\d{1,2})時(?!間|点|期|代)(?:(?P<minute>\d{1,2})分|(?P<half_hour>半))?")
+# Parts of the day that say which half a time is in: 「夜11時」 is 23:00, as "11 at night" is.
+_JA_AFTERNOON = frozenset(("午後", "夕方", "夜", "晩"))
+_EN_CLOCK = re.compile(r"\b(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s+(?:o'clock\s+)?"
+                       r"(?P<half>in\s+the\s+(?:morning|afternoon|evening)|at\s+night)\b", re.IGNORECASE)
+
+
+# Numbers written as words are the numbers ("over ten or twenty years" is "over 10 or 20 years"):
+# as words they were missing words beside a decisive number the contexts lacked, and a faithful
+# "10 or 20 years" scored 0. Not "one": it is as often a pronoun ("one of the best") as a number.
+_UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine ten eleven twelve thirteen "
+                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split()) if w != "_"}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+         if w != "_"}
+# After a tens word, "one" is a number ("twenty-one").
+_TENS_UNITS = {w: v for w, v in {**_UNITS, "one": 1}.items() if 0 < v < 10}
+
+
+def _number_word(word: str) -> int | None:
+    """The value of a number written as a word ("ten", "Twenty-five"), else None."""
+    word = word.lower()
+    if word in _UNITS or word in _TENS:
+        return _UNITS.get(word, _TENS.get(word))
+    tens, _, unit = word.partition("-")
+    return _TENS[tens] + _TENS_UNITS[unit] if tens in _TENS and unit in _TENS_UNITS else None
+
+
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
+_KANJI_POWERS = {"十": 10, "百": 100, "千": 1000}
+_JA_NUMERAL_CHARS = re.compile(r"[一二三四五六七八九十百千]")
+# A kanji numeral counts only before a counter, and not after 数/何/幾 (「数十年」 is "decades"): 一 is
+# also a word's first character (一般, 一緒). Not before 分: 「十分」 is as often "enough" as ten minutes.
+_JA_COUNTED = re.compile(
+    r"(?<![数何幾第〇一二三四五六七八九十百千万])[一二三四五六七八九十百千]+"
+    r"(?=つ|人|名|個|冊|台|日|年|回|歳|才|円|件|階|か月|ヶ月|カ月|週間|割|倍|枚|本|杯|秒|時間|キロ|メートル|グラム|ドル)")
+
+
+def _kanji_number(numeral: str) -> int:
+    """「二十五」 is 25, 「三百」 300, 「千二百」 1200 (a bare digit run, 「二〇」, reads digit by digit)."""
+    if not any(c in _KANJI_POWERS for c in numeral):
+        return int("".join(str(_KANJI_DIGITS[c]) for c in numeral))
+    total, digit = 0, None
+    for c in numeral:
+        if c in _KANJI_POWERS:
+            total += (digit if digit is not None else 1) * _KANJI_POWERS[c]
+            digit = None
+        else:
+            digit = _KANJI_DIGITS[c]
+    return total + (digit or 0)
 
 
 def _ja_clock(m: re.Match[str]) -> str:
     hour = int(m.group("hour"))
     minute = 30 if m.group("half_hour") else int(m.group("minute") or 0)
     if m.group("half") is not None and hour <= 12:
-        hour = hour % 12 + (12 if m.group("half") == "午後" else 0)
+        hour = hour % 12 + (12 if m.group("half") in _JA_AFTERNOON else 0)
     return f"{hour}:{minute:02d}"
+
+
+def _en_clock(m: re.Match[str]) -> str | None:
+    """"7 in the morning" is 7:00, "11 at night" 23:00; None for an hour that is no time of day."""
+    hour, minute = int(m.group("hour")), int(m.group("minute") or 0)
+    if hour > 12 or minute >= 60:
+        return None
+    return f"{hour % 12 + (0 if m.group('half').lower().endswith('morning') else 12)}:{minute:02d}"
 
 
 def _number(text: str, half: str | None) -> str:
@@ -271,7 +341,9 @@ _NUMBERS = r"\d+(?:\s*(?:[,、\-–~〜]|and|&|or|と)\s*\d+)*"
 # with numbers in brackets ("(Passage 2)", "[Source 1]", "（文書1）"), with the space before them.
 _CITATION = re.compile(
     rf"[ \t]*(?:[\[【［]\^?\s*{_NUMBERS}\s*[\]】］]"
-    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}\s*(?:より|から|参照)?\s*[\])）】］])",
+    rf"|[\[(（【［]\s*(?:see\s+)?{_SOURCE}\s*[:：#]?\s*{_NUMBERS}"
+    # several sources in one bracket: "(Passage 1, Passage 3)", 「（文書1、文書3）」
+    rf"(?:\s*(?:[,;、]|and|&|と)\s*{_SOURCE}\s*[:：#]?\s*{_NUMBERS})*\s*(?:より|から|参照)?\s*[\])）】］])",
     re.IGNORECASE,
 )
 # Who a claim is told by, when that is the sources or a crowd; what follows (or precedes, in
@@ -318,14 +390,27 @@ _LIST_MARKER = re.compile(
 _ENUMERATOR = re.compile(r"^\(?\d{1,3}[.)）]$")
 
 
+# "The answer to the question is:" announces what follows; it claims nothing ("So, the answer to your
+# question "What is leasing?" is:"), and before a claim on the same line it is no part of the claim.
+_ANSWER_IS_EN = (r"(?:(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|to\s+sum\s+up)\s*,?\s*)?"
+                 r"(?:the\s+)?(?:short\s+|final\s+|simple\s+|direct\s+)?answer\s+(?:to\s+(?:the|your|this)\s+question"
+                 r"(?:\s*\"[^\"]*\"|\s*“[^”]*”)?\s+)?is\s*[:：]")
+# 「したがって、ご質問への答えは：」
+_ANSWER_IS_JA = (r"(?:(?:したがって|つまり|結論として|以上から|以上より)、?)?"
+                 r"(?:ご)?質問(?:へ|に対する)?の?(?:答え|回答)は\s*[:：]")
+_ANSWER_IS = re.compile(rf"^(?:{_ANSWER_IS_EN}|{_ANSWER_IS_JA})\s*", re.IGNORECASE)
+
+
 # Sentences that only frame the answer: "Sure!", "Here is a summary of the article in 121 words:",
 # 「以下は要約です：」. They claim nothing about the world, yet counted as statements they were
 # unsupported (the word count is no number of the contexts'), in a third of RAGTruth's summaries.
 _FRAMING = re.compile(
     r"^(?:(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.,]*\s*)?"
     r"(?:(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^.!?]*[:：]"
-    r"|[^.!?]*\b(?:as\s+follows|the\s+following|these\s+(?:steps|ways|tips|options|methods|signs|factors"
-    r"|reasons|points)|are|include|includes)\s*[:：]"
+    r"|[^.!?]*\b(?:as\s+follows|the\s+following(?:\s+[\w-]+){0,2}|these\s+(?:steps|ways|tips|options|methods|signs|factors"
+    r"|reasons|points)|are|include|includes|including|such\s+as)\s*[:：]"
+    # "Therefore, the answer to the question "What is leasing?" is:" announces the answer.
+    rf"|{_ANSWER_IS_EN}"
     r"|(?:sure|certainly|of\s+course|absolutely|okay|ok|great\s+question|good\s+question)[!.]*"
     r"|(?:i\s+can|i'd\s+be\s+(?:happy|glad)\s+to|i\s+would\s+be\s+(?:happy|glad)\s+to|let\s+me)\s+help"
     r"(?:\s+you)?(?:\s+with\s+(?:that|this))?[!.]*"
@@ -340,6 +425,7 @@ _FRAMING = re.compile(
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
     r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
     r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*"
+    rf"|{_ANSWER_IS_JA}"
     r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*"
     # 「お役に立てれば幸いです」「他にご質問があればお気軽にどうぞ」
     r"|(?:お役に立て|参考にな|ご参考にな)(?:れば|ましたら|ると)[^。]*[。！!]*"
@@ -377,7 +463,7 @@ def claim_content(claim: str) -> str | None:
     that ...", 「文書1によると、」); None when that leaves nothing to check
     ("Based on the given passages, here are the signs:"). Answer relevancy keeps the whole claim:
     an answer that only describes the documents answers nothing."""
-    content = without_conversions(_CITED_TELLER.sub("", claim)).strip()
+    content = without_conversions(_CITED_TELLER.sub("", _ANSWER_IS.sub("", claim))).strip()
     return content if content and content_tokens(content) and not _FRAMING.match(content) else None
 
 
@@ -398,7 +484,13 @@ _NONCOMMITTAL_EN = re.compile(
     r"|cannot\s+be\s+(?:determined|answered|confirmed)"
     r"|(?:there\s+is|i\s+have)\s+no\s+(?:information|data|record)"
     r"|unable\s+to\s+(?:find|provide|answer|determine)"
-    r"|(?:cannot|can't|can\s+not)\s+answer)",
+    r"|(?:cannot|can't|can\s+not)\s+answer"
+    # That the question cannot be settled ("it is difficult to definitively say which is better",
+    # "without more information, it is hard to give a more specific definition"): a hedge on the
+    # answer, not a claim about the world, and no claim at all when nothing but "but" follows. Only
+    # verbs of answering: "it is difficult to predict earthquakes" is a claim.
+    r"|(?:it\s+is|it's)\s+(?:\w+\s+)?(?:difficult|hard|impossible|not\s+possible)\s+to\s+(?:\w+ly\s+)?"
+    r"(?:say|determine|give|provide|answer|conclude|pinpoint|know\s+for\s+(?:sure|certain))\b(?![^.!?]*\bbut\b))",
     re.IGNORECASE,
 )
 _NONCOMMITTAL_JA = re.compile(
@@ -406,7 +498,10 @@ _NONCOMMITTAL_JA = re.compile(
     r"|(?:お答え|回答|判断|特定|ご案内)(?:でき(?:ません|かねます)|いたしかねます|しかねます)"
     r"|(?:分|わ)かりかねます|存じ上げません|見当たりません"
     r"|情報(?:が|は)(?:ありません|ございません|ない|見つかりません|提供されていません)"
-    r"|(?:記載|言及|明記|提供|公表)されていません)"
+    r"|(?:記載|言及|明記|提供|公表)されていません"
+    # 「一概には言えません」「断定することは難しいです」: the hedge of the English above.
+    r"|一概に(?:は)?(?:言え|いえ)(?:ません|ない)|はっきり(?:と(?:は)?)?(?:言え|いえ)(?:ません|ない)"
+    r"|(?:断定|断言|明言|判断|特定)(?:する(?:こと|の)は|は)(?:でき(?:ません|ない)|難しい|困難))"
 )
 
 
