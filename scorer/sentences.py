@@ -6,7 +6,7 @@ import re
 
 # A sentence ends at a CJK full stop (Japanese puts no space after it), at a line break, or at
 # Latin terminal punctuation followed by whitespace, unless the word before a dot is a common
-# abbreviation or a single capital (initials such as "J. R. R. Tolkien").
+# abbreviation or a single capital (initials such as "J. R. R. Tolkien") and the line goes on.
 _ABBREVIATIONS = frozenset(
     ("Mr", "Mrs", "Ms", "Dr", "St", "Mt", "vs", "e.g", "i.e", "etc", "No", "Jr", "Sr", "Inc", "Co")
 )
@@ -34,7 +34,9 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for m in _BOUNDARY.finditer(text):
         mark = m.start()
-        if text[mark] in ".!?" and (m.end() == mark + 1 or (text[mark] == "." and _is_abbreviation(text, mark))):
+        # A line break after the dot ends the sentence whatever the word before it ("375°F.\n").
+        if text[mark] in ".!?" and (m.end() == mark + 1 or (
+                text[mark] == "." and "\n" not in m.group() and _is_abbreviation(text, mark))):
             continue
         _keep(text[start : m.end()], sentences)
         start = m.end()

@@ -197,3 +197,12 @@ def test_statements_split_japanese_and_glued_sentences(judge: LocalJudge) -> Non
     en = RecordText(EN_QUESTION, EN_CONTEXT, "It was completed in 1872.It is 38 metres tall; it stands in Port Elsby.")
     expected = ["It was completed in 1872.", "It is 38 metres tall", "it stands in Port Elsby."]
     assert judge.statements(en, Usage()) == expected
+
+
+def test_a_line_break_after_a_dot_ends_the_sentence_even_after_a_capital() -> None:
+    from ragpulse.scorer.sentences import split_sentences
+
+    # "F." reads as an initial within a line ("J. R. R. Tolkien"), not at its end.
+    assert split_sentences("Roast at 375°F.\nRub the roast with salt. J. R. R. Tolkien wrote it.") == [
+        "Roast at 375°F.", "Rub the roast with salt.", "J. R. R. Tolkien wrote it."]
+    assert split_sentences("温度は375°F.\n塩を振ります。") == ["温度は375°F.", "塩を振ります。"]
