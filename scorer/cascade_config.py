@@ -35,6 +35,15 @@ class CascadeConfig:
     # How strongly uncertain offline scores are favoured: the probability is also multiplied by
     # 1 + uncertainty_weight * (1 - |2 * score - 1|), largest at 0.5, where the offline judge knows least.
     uncertainty_weight: float = 1.0
+    # Learn from the verdicts where the offline judge is wrong and spend there: the probability is
+    # also multiplied by the typical size of the verdicts' residual against the offline score among
+    # records of similar offline score (docs/estimates.md, "Which answers the expensive judge gets").
+    # The residual is what makes the estimate's interval wide, so this aims the budget at it;
+    # before any verdict, and while a bin has few, it is the fixed favour above.
+    adaptive: bool = False
+    # Bins of the offline score [0, 1] in which the residual is learnt (equal widths): more follow
+    # its shape more closely but each learns from fewer verdicts.
+    adaptive_bins: int = 5
     # Offline metrics whose lowest score sets a record's probability (each must be in scorer.metrics).
     selection_metrics: list[str] = field(default_factory=lambda: ["faithfulness"])
     # Sampling rules (the record's sampling.rule) whose records always go to the expensive judge,
@@ -53,6 +62,8 @@ class CascadeConfig:
             require_at_least(key(where, name), getattr(self, name), 0)
         # exp(50) is a favour of 5e21: beyond it the weights overflow, and nothing is gained.
         require(self.low_score_weight <= 50, key(where, "low_score_weight"), "at most 50", self.low_score_weight)
+        require(isinstance(self.adaptive_bins, int) and 2 <= self.adaptive_bins <= 20, key(where, "adaptive_bins"),
+                "a whole number from 2 to 20 (a bin needs verdicts of its own to learn from)", self.adaptive_bins)
         require(bool(self.selection_metrics), key(where, "selection_metrics"), "a non-empty list",
                 self.selection_metrics)
         for name in self.selection_metrics:
