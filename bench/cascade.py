@@ -12,8 +12,9 @@ learnt residual when adaptive, the scale over the last 500 arrivals; a uniform d
 trace id's randomness), each verdict fed back before the next record arrives, as the scorer does,
 and the product's estimator (scorer/estimates.py, no decay within the window). The windows follow
 each other through one allocator per share, as traffic through a running scorer: its residual sums
-forget with a half-life of one window's records (the estimates' half-life in arrivals), so the
-first window starts cold and the others start from what the previous ones taught.
+forget as the product's do with an estimates' half-life of one window's records (a clock of one
+tick per arrival), so the first window starts cold and the others start from what the previous ones
+taught.
 "All-judged" is the mean LLM score of the labelled set: what the expensive judge on every record
 estimates. Reported per LLM share: bias, 90 % interval coverage of the all-judged value, mean
 interval width beside the LLM on every record of the window and beside uniform random sampling of
@@ -113,7 +114,8 @@ def simulate(pop: Population, config: CascadeConfig, share: float, records: int,
              seed: int, draw: np.ndarray | None = None) -> dict[str, float]:
     """`draw`: the probability of drawing each labelled record (None: equal)."""
     rng = np.random.default_rng(seed)
-    # The residual sums forget over one window's arrivals (a clock of one tick per record).
+    # The estimates' half-life as one window's arrivals (a clock of one tick per record): the
+    # residual sums forget as they would in a scorer whose estimates span about a window.
     allocator = Allocator(dataclasses.replace(config, estimate_half_life_s=float(records)))
     metric = config.selection_metrics[0]
     all_judged = float(pop.truth.mean() if draw is None else np.dot(draw, pop.truth))
