@@ -30,10 +30,10 @@ which π ∝ |residual| minimises for a given mean π; σ(s) is that residual's 
 score can tell it. The sums behind σ weigh each verdict by 1/π (so they describe all records, not
 the favoured ones), forget RESIDUAL_MEMORY times slower than the estimates (`estimate_half_life_s`),
 and each bin's σ² is shrunk toward the pooled one by PRIOR_VERDICTS pseudo-verdicts, so that a bin
-with few verdicts follows the pooled value and, before any verdict, π is the fixed favour's. σ changes only when a verdict
-arrives: π stays known and deterministic given what the scorer has seen, which is all the estimate
-needs (each record's π is recorded with it; Zrnic and Candès: a π that depends on earlier verdicts
-keeps the estimate unbiased).
+with few verdicts follows the pooled value and, before any verdict, π is the fixed favour's. σ
+changes only when a verdict arrives: π stays known and deterministic given what the scorer has seen,
+which is all the estimate needs (each record's π is recorded with it; Zrnic and Candès: a π that
+depends on earlier verdicts keeps the estimate unbiased).
 """
 
 from __future__ import annotations
