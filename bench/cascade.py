@@ -7,8 +7,14 @@ WikiEval dev, the faithful answer = 1 and the ungrounded one = 0 (two records pe
 = context_v1). The offline score is the local judge's real faithfulness of each record.
 
 Each resample is a window of traffic: --records records drawn with replacement from the labelled
-set, then the cascade's choice (the product's g(s) and scale, scorer/cascade.py; a uniform draw
-stands for the trace id's randomness) and the product's estimator (scorer/estimates.py, no decay).
+set, arriving one by one at the product's allocation (scorer/cascade.py's Allocator: g(s), the
+learnt residual when adaptive, the scale over the last 500 arrivals; a uniform draw stands for the
+trace id's randomness), each verdict fed back before the next record arrives, as the scorer does,
+and the product's estimator (scorer/estimates.py, no decay within the window). The windows follow
+each other through one allocator per share, as traffic through a running scorer: its residual sums
+forget as the product's do with an estimates' half-life of one window's records (a clock of one
+tick per arrival), so the first window starts cold and the others start from what the previous ones
+taught.
 "All-judged" is the mean LLM score of the labelled set: what the expensive judge on every record
 estimates. Reported per LLM share: bias, 90 % interval coverage of the all-judged value, mean
 interval width beside the LLM on every record of the window and beside uniform random sampling of
@@ -22,6 +28,7 @@ This is a benchmark harness, not product code: it imports the product's pieces a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -32,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragpulse.scorer.cascade import Cascade, scale_for_share
+from ragpulse.scorer.cascade import Allocator
 from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.estimates import PpiEstimator
 from ragpulse.scorer.judge.base import RecordText, Usage
@@ -107,20 +114,34 @@ def simulate(pop: Population, config: CascadeConfig, share: float, records: int,
              seed: int, draw: np.ndarray | None = None) -> dict[str, float]:
     """`draw`: the probability of drawing each labelled record (None: equal)."""
     rng = np.random.default_rng(seed)
-    weigher = Cascade(config, None, None, {}, _NullRegistry(), None)  # type: ignore[arg-type]
-    g_all = np.array([weigher.weight(s) for s in pop.offline])
+    # The estimates' half-life as one window's arrivals (a clock of one tick per record): the
+    # residual sums forget as they would in a scorer whose estimates span about a window.
+    allocator = Allocator(dataclasses.replace(config, estimate_half_life_s=float(records)))
+    metric = config.selection_metrics[0]
     all_judged = float(pop.truth.mean() if draw is None else np.dot(draw, pop.truth))
-    floor = config.floor * share
     out: dict[str, list[float]] = {k: [] for k in (
         "est", "cover", "width", "cover_window", "all_width", "uni_width", "uni_cover", "uni_ppi_width",
         "uni_ppi_cover", "hall_share", "realised")}
+    now = 0.0
     for _ in range(resamples):
         idx = rng.choice(len(pop.truth), size=records, p=draw)
-        f, y, g = pop.offline[idx], pop.truth[idx], g_all[idx]
-        pi = np.clip(scale_for_share(g, share, floor) * g, floor, 1.0)
-        judged = rng.random(records) < pi
-        est, lo, hi = ppi(f, y, pi, judged)
-        out["est"].append(est)
+        f, y = pop.offline[idx], pop.truth[idx]
+        randomness = rng.random(records)
+        judged = np.zeros(records, dtype=bool)
+        est = PpiEstimator(half_life_s=math.inf, confidence=LEVEL)
+        for i, (fi, yi, u) in enumerate(zip(f.tolist(), y.tolist(), randomness.tolist(), strict=True)):
+            offline = {metric: fi}
+            pi = allocator.inclusion(offline, share)
+            if u < pi:
+                judged[i] = True
+                allocator.learn(offline, {metric: yi}, pi, now)
+                est.add(fi, yi, pi, 1.0, 0.0)
+            else:
+                est.add(fi, None, pi, 1.0, 0.0)
+            now += 1.0
+        e = est.estimate()
+        lo, hi = e.lower, e.upper
+        out["est"].append(e.mean)
         out["cover"].append(lo <= all_judged <= hi)
         out["width"].append(hi - lo)
         out["cover_window"].append(lo <= y.mean() <= hi)
@@ -141,13 +162,6 @@ def simulate(pop: Population, config: CascadeConfig, share: float, records: int,
     means["bias_se"] = float(np.std(out["est"]) / math.sqrt(resamples))
     means["all_judged"] = all_judged
     return means
-
-
-class _NullRegistry:
-    """The harness only asks the cascade for g(s): its counter goes nowhere."""
-
-    def register(self, _collector: object) -> None:
-        pass
 
 
 def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, draw: np.ndarray | None) -> str:
@@ -176,12 +190,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--low-score-weight", type=float, default=CascadeConfig.low_score_weight)
     parser.add_argument("--uncertainty-weight", type=float, default=CascadeConfig.uncertainty_weight)
     parser.add_argument("--floor", type=float, default=CascadeConfig.floor)
+    parser.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=CascadeConfig.adaptive,
+                        help="learn the residual's size per offline-score bin from the verdicts")
+    parser.add_argument("--adaptive-bins", type=int, default=CascadeConfig.adaptive_bins)
     parser.add_argument("--hallucination-rate", type=float, default=None,
                         help="also draw traffic with this share of hallucinated answers (a production-like mix)")
     parser.add_argument("--cache", type=Path, default=None, help="offline scores cache (JSON)")
     args = parser.parse_args(argv)
     config = CascadeConfig(enabled=True, floor=args.floor, low_score_weight=args.low_score_weight,
-                           uncertainty_weight=args.uncertainty_weight)
+                           uncertainty_weight=args.uncertainty_weight, adaptive=args.adaptive,
+                           adaptive_bins=args.adaptive_bins)
+    config.validate("bench")
     started = time.perf_counter()
     pop, unscored = load(args.cache)
     hall = pop.truth == 0
@@ -190,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
           f"offline mean {pop.offline.mean():.4f}, "
           f"correlation {np.corrcoef(pop.offline, pop.truth)[0, 1]:.3f}")
     print(f"floor {config.floor} x share, low_score_weight {config.low_score_weight}, "
-          f"uncertainty_weight {config.uncertainty_weight}; {args.resamples} resamples of {args.records} records\n")
+          f"uncertainty_weight {config.uncertainty_weight}, "
+          f"adaptive {config.adaptive} ({config.adaptive_bins} bins); "
+          f"{args.resamples} resamples of {args.records} records\n")
     print("Traffic drawn from the labelled set as it is:\n")
     print(table(pop, config, args, None))
     if args.hallucination_rate is not None:
