@@ -1,6 +1,6 @@
 """The judge cascade and its prediction-powered estimates, simulated on labelled data.
 
-    python bench/cascade.py [--resamples 1000] [--records 2000] [--seed 7]
+    python bench/cascade.py [--resamples 1000] [--records 2000] [--seed 7] [--hallucination-rate 0.1]
 
 The human labels stand in for the expensive judge: RAGTruth dev, LLM score = 1 - hallucinated;
 WikiEval dev, the faithful answer = 1 and the ungrounded one = 0 (two records per row, contexts
@@ -193,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=CascadeConfig.adaptive,
                         help="learn the residual's size per offline-score bin from the verdicts")
     parser.add_argument("--adaptive-bins", type=int, default=CascadeConfig.adaptive_bins)
-    parser.add_argument("--hallucination-rate", type=float, default=None,
-                        help="also draw traffic with this share of hallucinated answers (a production-like mix)")
+    # Half of the labelled answers are hallucinated, which production traffic rarely is; there, a 2x
+    # share of hallucinated answers judged would take a perfect ranking. So both mixes by default.
+    parser.add_argument("--hallucination-rate", type=float, default=0.1,
+                        help="also draw traffic with this share of hallucinated answers (a production-like "
+                             "mix; 0 for the data as it is only)")
     parser.add_argument("--cache", type=Path, default=None, help="offline scores cache (JSON)")
     args = parser.parse_args(argv)
     config = CascadeConfig(enabled=True, floor=args.floor, low_score_weight=args.low_score_weight,
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.resamples} resamples of {args.records} records\n")
     print("Traffic drawn from the labelled set as it is:\n")
     print(table(pop, config, args, None))
-    if args.hallucination_rate is not None:
+    if args.hallucination_rate:
         rate = args.hallucination_rate
         draw = np.where(hall, rate / hall.sum(), (1 - rate) / (~hall).sum())
         print(f"\nTraffic with {rate:.0%} hallucinated answers (records drawn with unequal probabilities):\n")
