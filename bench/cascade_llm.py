@@ -47,6 +47,10 @@ class Capture:
             self.seen[scored.record.id] = scored
 
 
+def _cell(score: float | None) -> str:
+    return "—" if score is None else f"{score:.3f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=12)
@@ -89,10 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     for record_id, scored in capture.seen.items():
         verdict = scored.cascade
         assert verdict is not None
-        llm = (verdict.judged or {}).get("faithfulness")
-        print(f"| {record_id[:8]}… | {labels[record_id]} | {verdict.offline.get('faithfulness', float('nan')):.3f} | "
-              f"{verdict.inclusion:.3f} | {'' if llm is None else f'{llm:.3f}'} | "
-              f"{messages[record_id]['judge']['name']} |")
+        offline, llm = (verdict.offline.get("faithfulness"), (verdict.judged or {}).get("faithfulness"))
+        # "—": the judge failed on it (counted in metric failures below), never a number made up.
+        print(f"| {record_id[:8]}… | {labels[record_id]} | {_cell(offline)} | {verdict.inclusion:.3f} | "
+              f"{_cell(llm) if verdict.judged is not None else ''} | {messages[record_id]['judge']['name']} |")
     sample = {"service": "ragtruth-qa", "metric": "faithfulness"}
     print()
     for suffix in ("", "_lower", "_upper", "_judged_samples", "_effective_samples", "_offline_weight"):
