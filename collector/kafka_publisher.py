@@ -58,6 +58,8 @@ _REASONS = {
     KafkaError._TRANSPORT: "connection",
     KafkaError._ALL_BROKERS_DOWN: "connection",
     KafkaError._RESOLVE: "connection",
+    KafkaError._PURGE_QUEUE: "shutdown",
+    KafkaError._PURGE_INFLIGHT: "shutdown",
 }
 
 
@@ -221,7 +223,13 @@ class KafkaRecordPublisher:
             return True
 
     def close(self, timeout_s: float = 30.0) -> None:
-        self.flush(timeout_s)
+        """Wait up to `timeout_s` for the broker's acknowledgements, then give up what it has not
+        taken, each record counted (reason `shutdown`): librdkafka's own close waits for every
+        message without a limit, which would hang a collector stopping while Kafka is away."""
+        drained = self.flush(timeout_s)
         self._closed.set()
         self._deliveries.join()
+        if not drained:
+            self._producer.purge()
+            self._producer.poll(0)  # the purged records' reports, to count them
         self._producer.close()

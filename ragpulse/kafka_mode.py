@@ -78,7 +78,7 @@ class KafkaCollector:
         self.collector.pipeline.stop()
         flushed = self.publisher.flush(flush_timeout_s)
         unacknowledged = self.publisher.pending()
-        self.publisher.close()
+        self.publisher.close(timeout_s=0.0)  # the flush above was the wait
         self.http.stop()
         return {"drained": flushed, "unacknowledged": unacknowledged}
 

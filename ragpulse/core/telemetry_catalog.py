@@ -259,7 +259,8 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Messages the Kafka broker acknowledged (acks=all), by topic.", ("topic",), KAFKA_PRODUCER),
     FamilySpec("ragpulse_kafka_delivery_failures_total", "counter",
                "Messages that could not be delivered after the producer's retries, by topic and reason "
-               "(timeout, message_too_large, authorization, unknown_topic, ...).", ("topic", "reason"), KAFKA_PRODUCER),
+               "(timeout, message_too_large, authorization, unknown_topic, shutdown: given up when the "
+               "collector stopped before the broker took them, ...).", ("topic", "reason"), KAFKA_PRODUCER),
     FamilySpec("ragpulse_kafka_publish_refused_total", "counter",
                "Records the publisher refused with retry-later (the OTLP client retries), by reason "
                "(buffer_full: too many unacknowledged records, or their bytes over the producer's queue).",

@@ -131,6 +131,25 @@ def test_records_the_broker_never_takes_are_counted_as_timeouts_and_free_their_r
     assert sample(registry, "ragpulse_kafka_messages_delivered_total", topic=cfg.records_topic) == 0
 
 
+def test_closing_while_the_broker_is_down_gives_up_the_records_counted(
+        kafka_broker, kafka_config: KafkaConfig) -> None:
+    ensure_topics(kafka_config, ragpulse_topics(kafka_config))
+    registry = CollectorRegistry()
+    publisher = KafkaRecordPublisher(kafka_config, KafkaProducerMetrics(registry))  # 300 s delivery timeout
+    kafka_broker.stop()
+    try:
+        for i in range(5):
+            r = make_record(i)
+            publisher.publish(r.trace_id.encode(), r.to_json())
+        # Without a limit of its own, librdkafka's close would wait for the broker for ever.
+        publisher.close(timeout_s=1.0)
+    finally:
+        kafka_broker.start()
+    failed = sample(registry, "ragpulse_kafka_delivery_failures_total", topic=kafka_config.records_topic,
+                    reason="shutdown")
+    assert failed == 5 and publisher.pending() == 0
+
+
 def otlp_request(trace: int, spans: int = 2) -> ExportTraceServiceRequest:
     doc = {"resourceSpans": [{
         "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "otel-app"}}]},
