@@ -30,7 +30,7 @@ from ragpulse.core.wire import Record
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.connection import rdkafka_connection_config
 from ragpulse.kafka.producer import RECORD_FRAMING_BYTES, KafkaProducerMetrics, TraceIdPartitioner
-from ragpulse.kafka.topics import TopicSetupError
+from ragpulse.kafka.topics import TopicSetupError, unreachable
 
 log = logging.getLogger(__name__)
 
@@ -184,19 +184,11 @@ class KafkaRecordPublisher:
         try:
             topic = self._producer.list_topics(self._topic, timeout=timeout_s).topics.get(self._topic)
         except KafkaException as e:
-            raise TopicSetupError(self._unreachable(e.args[0].str())) from e
+            raise unreachable(self._kafka, e.args[0].str()) from e
         if topic is None or topic.error is not None or not topic.partitions:
             why = topic.error.str() if topic is not None and topic.error is not None else "no partitions"
             raise TopicSetupError(f"cannot publish to Kafka topic {self._topic!r} (bus.kafka.records_topic): {why}")
         return set(topic.partitions)
-
-    def _unreachable(self, why: str) -> str:
-        kafka = self._kafka
-        login = ""
-        if kafka.security_protocol.startswith("SASL_"):
-            login = (", or it refused the SASL login (bus.kafka.sasl_username, bus.kafka.sasl_password, "
-                     f"bus.kafka.sasl_mechanism {kafka.sasl_mechanism})")
-        return f"cannot reach Kafka at {kafka.bootstrap_servers} (bus.kafka.bootstrap_servers){login}: {why}"
 
     def _serve(self) -> None:
         """Delivery callbacks run here (librdkafka hands them over in poll), and the partitions are

@@ -124,13 +124,9 @@ class Cascade:
         share = self._pacer.arrival_share() if self._pacer is not None else self._cfg.share
         return self._allocator.inclusion(offline, share, record.sampling.rule in self._always)
 
-    def weight(self, score: float) -> float:
-        """g(s): how much a record with this offline score is favoured (before σ(s))."""
-        return self._allocator.weight(score)
-
-    def residual_scale(self, score: float) -> float:
-        """σ(s) as learnt so far, relative to the pooled one (1 when not adaptive)."""
-        return self._allocator.residual_scale(score)
+    @property
+    def allocator(self) -> Allocator:
+        return self._allocator
 
 
 class Allocator:

@@ -82,7 +82,7 @@ def test_inclusion_probabilities_average_the_share_favour_low_and_uncertain_scor
     # With the weights 3 and 1: g(0.1) = e^2.7 * 1.2 = 17.9, g(0.5) = e^1.5 * 2 = 9.0,
     # g(0.95) = e^0.15 * 1.1 = 1.3 (floored here), g(1) = 1.
     assert near(0.1) > 4 * near(0.95) and near(0.5) > 4 * near(0.95)
-    assert c.weight(0.1) == pytest.approx(math.exp(2.7) * 1.2) and c.weight(1.0) == 1.0
+    assert c.allocator.weight(0.1) == pytest.approx(math.exp(2.7) * 1.2) and c.allocator.weight(1.0) == 1.0
 
 
 def test_records_of_an_always_rule_are_always_judged() -> None:
@@ -373,4 +373,4 @@ def test_the_cascade_learns_from_the_verdicts_it_asks_for() -> None:
         r = record(rng, round(f, 3), llm=float(rng.random() < 0.5) if f < 0.3 else round(f, 3))
         c.score(r, text(r))
     assert expensive.calls > 100
-    assert c.residual_scale(0.1) > 2.0 * c.residual_scale(0.7)
+    assert c.allocator.residual_scale(0.1) > 2.0 * c.allocator.residual_scale(0.7)

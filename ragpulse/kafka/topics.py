@@ -42,20 +42,25 @@ def ragpulse_topics(kafka: KafkaConfig) -> list[TopicSpec]:
     ]
 
 
+def unreachable(kafka: KafkaConfig, why: str) -> TopicSetupError:
+    """The start-up error of a client that cannot reach the brokers, naming the settings to check."""
+    # A refused SASL login looks the same from a client (both kafka-python and librdkafka retry it
+    # until their timeout).
+    login = ""
+    if kafka.security_protocol.startswith("SASL_"):
+        login = (", or it refused the SASL login (bus.kafka.sasl_username, bus.kafka.sasl_password, "
+                 f"bus.kafka.sasl_mechanism {kafka.sasl_mechanism})")
+    return TopicSetupError(
+        f"cannot reach Kafka at {kafka.bootstrap_servers} (bus.kafka.bootstrap_servers){login}: {why}")
+
+
 def ensure_topics(kafka: KafkaConfig, specs: list[TopicSpec], timeout_s: float = 30.0) -> list[str]:
     """Create the topics in `specs` that do not exist; returns the names created."""
     try:
         admin = KafkaAdminClient(**connection_config(kafka, "admin"), request_timeout_ms=int(timeout_s * 1000),
                                  bootstrap_timeout_ms=int(timeout_s * 1000))
     except kafka_errors.KafkaError as e:  # kafka-python 3: KafkaTimeoutError "Unable to bootstrap"
-        # A refused SASL login looks the same from here (kafka-python retries it until the timeout).
-        login = ""
-        if kafka.security_protocol.startswith("SASL_"):
-            login = (", or it refused the SASL login (bus.kafka.sasl_username, bus.kafka.sasl_password, "
-                     f"bus.kafka.sasl_mechanism {kafka.sasl_mechanism})")
-        raise TopicSetupError(
-            f"cannot reach Kafka at {kafka.bootstrap_servers} (bus.kafka.bootstrap_servers){login}: {e}"
-        ) from e
+        raise unreachable(kafka, str(e)) from e
     try:
         existing = set(admin.list_topics())
         missing = [s for s in specs if s.name not in existing]

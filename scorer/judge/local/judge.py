@@ -27,6 +27,7 @@ SYNONYM_NONE and SYNONYM_FULL were set from word pairs (below), not fitted to a 
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
 from collections.abc import Mapping
@@ -417,9 +418,8 @@ def support(a: Alignment) -> float:
     # Each number is all or nothing (a share let two right numbers outvote a wrong one), checked
     # against all contexts and near the evidence like the words; one the contexts hold only
     # elsewhere counts FUSED_NUMBER near the evidence.
-    elsewhere = _numbers_elsewhere(a.tokens, a.context)
-    numbers_found = float(np.sqrt(np.prod([1.0 if t in a.context.tokens else 0.0 for t in numbers])
-                                  * np.prod([1.0 if t in a.near else elsewhere.get(t, 0.0) for t in numbers])))
+    numbers_found = (math.sqrt(math.prod(1.0 if t in a.near else FUSED_NUMBER for t in numbers))
+                     if all(t in a.context.tokens for t in numbers) else 0.0)
     # Names are decisive like numbers: no synonym stands in for "Thomas Reid"; but a name the question
     # gives ("how much to replace sewer lines in Michigan") is the answer's scope, not an invented
     # entity. The polarity of a record's yes/no fact is decisive too ("does not take reservations"
@@ -439,10 +439,14 @@ def _verdict(support: float) -> float:
     costs, so one invention among ten supported sentences hardly showed. A logistic step at
     VERDICT_MIDPOINT, VERDICT_SCALE wide, rescaled so that 0 stays 0 and 1 stays 1; monotone in the
     support."""
-    def step(x: float) -> float:
-        return 1.0 / (1.0 + np.exp(-(x - VERDICT_MIDPOINT) / VERDICT_SCALE))
-    low, high = step(0.0), step(1.0)
-    return float(np.clip((step(support) - low) / (high - low), 0.0, 1.0))
+    return min(1.0, max(0.0, (_step(support) - _STEP_AT_0) / (_STEP_AT_1 - _STEP_AT_0)))
+
+
+def _step(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-(x - VERDICT_MIDPOINT) / VERDICT_SCALE))
+
+
+_STEP_AT_0, _STEP_AT_1 = _step(0.0), _step(1.0)
 
 
 def _support(coverage: float, best_sim: float) -> float:
