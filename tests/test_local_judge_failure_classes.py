@@ -45,6 +45,13 @@ def faithfulness(judge: LocalJudge, answer: str, contexts: list[str]) -> tuple[f
     return METRICS["faithfulness"](judge, RecordText("q", contexts, answer), Usage())
 
 
+def assert_adds_no_statement(judge: LocalJudge, answer: str, plain: str, contexts: list[str]) -> None:
+    """`answer` is `plain` (one claim) with something that is no claim: one statement, the same score."""
+    value, detail = faithfulness(judge, answer, contexts)
+    assert len(detail["statements"]) == 1
+    assert value == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)
+
+
 # -- answer relevancy -------------------------------------------------------------------------------
 
 
@@ -341,10 +348,7 @@ def test_sentences_that_only_frame_the_answer_are_no_statements(
 ) -> None:
     """"Here is a summary in 12 words:" claims nothing about the world; as a statement it was
     unsupported (the word count is not in the contexts) and pulled a faithful answer down."""
-    plain_value, _ = faithfulness(judge, plain, contexts)
-    framed_value, detail = faithfulness(judge, framed, contexts)
-    assert len(detail["statements"]) == 1
-    assert framed_value == pytest.approx(plain_value, abs=0.02)
+    assert_adds_no_statement(judge, framed, plain, contexts)
 
 
 def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LocalJudge) -> None:
@@ -737,8 +741,7 @@ def test_a_hedge_that_the_question_cannot_be_settled_is_no_statement(
 ) -> None:
     """"It is difficult to say which is better" says something about the answer, not the world;
     checked as a claim it was unsupported and pulled a careful, faithful answer down."""
-    value, detail = faithfulness(judge, hedged, contexts)
-    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+    assert_adds_no_statement(judge, hedged, plain, contexts)
 
 
 @pytest.mark.parametrize(
@@ -826,9 +829,7 @@ def test_announcing_the_answer_is_no_part_of_a_statement(
 ) -> None:
     """"Therefore, the answer to the question "..." is:" announces the claim that follows; as a
     statement it was unsupported (the question's words are no claim of the contexts)."""
-    value, detail = faithfulness(judge, announced, contexts)
-    assert len(detail["statements"]) == 1
-    assert value == pytest.approx(faithfulness(judge, plain, contexts)[0], abs=0.02)
+    assert_adds_no_statement(judge, announced, plain, contexts)
 
 
 @pytest.mark.parametrize(
@@ -847,8 +848,7 @@ def test_saying_the_documents_are_enough_to_answer_is_no_statement(
 ) -> None:
     """"The information in the passages is sufficient to answer the question" is about the documents,
     as their silence is; checked as a claim it scored 0 and pulled a faithful answer down."""
-    value, detail = faithfulness(judge, noted, contexts)
-    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+    assert_adds_no_statement(judge, noted, plain, contexts)
 
 
 def test_enough_for_something_else_is_still_a_statement(judge: LocalJudge) -> None:
@@ -869,8 +869,7 @@ def test_a_lead_in_naming_what_follows_is_no_statement(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]
 ) -> None:
     """"Try the following method:" only leads into a list, like "as follows:"."""
-    value, detail = faithfulness(judge, framed, contexts)
-    assert len(detail["statements"]) == 1 and value == pytest.approx(faithfulness(judge, plain, contexts)[0])
+    assert_adds_no_statement(judge, framed, plain, contexts)
 
 
 @pytest.mark.parametrize(
