@@ -151,4 +151,4 @@ class CombinedJudge(LocalJudge):
         if not aligned:
             return []
         values = self._net.support(feature_rows(aligned)).tolist()
-        return [Verdict(v, a.context.sentences[a.best]) for v, a in zip(values, aligned, strict=True)]
+        return [Verdict(v, a.evidence) for v, a in zip(values, aligned, strict=True)]

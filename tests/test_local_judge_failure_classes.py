@@ -218,6 +218,25 @@ def test_each_verdict_names_the_sentence_it_was_matched_to(
 
 
 @pytest.mark.parametrize(
+    ("heading", "sentence", "answer"),
+    [
+        ("Oily Skin Causes.", "Hormones and humid weather make the glands produce more sebum.",
+         "Oily skin causes include hormones and humid weather."),
+        ("脂性肌の原因", "ホルモンや高い湿度によって皮脂の分泌が増えます。", "脂性肌の原因はホルモンや高い湿度です。"),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_heading_closest_to_the_statement_gives_way_to_the_sentence_that_says_it(
+    judge: LocalJudge, heading: str, sentence: str, answer: str
+) -> None:
+    rec = RecordText("q", [f"{heading}\n{sentence}"], answer)
+    (alignment,) = judge.alignments(rec, [answer], Usage())
+    assert alignment.context.sentences[alignment.best] == heading  # what the embedding picks
+    (verdict,) = judge.verify(rec, [answer], Usage())
+    assert isinstance(verdict, Verdict) and verdict.evidence == sentence
+
+
+@pytest.mark.parametrize(
     ("question", "answer", "contexts"),
     [
         ("How long are audit logs kept?",

@@ -123,6 +123,17 @@ class Alignment:
     closeness: float  # cosine of the statement with its evidence
     asked: frozenset[str]  # content tokens of the question
 
+    @property
+    def evidence(self) -> str:
+        """The sentence of the window a reader is shown: the one that holds most of the statement's
+        words, the longest among equals. The closest sentence by embedding is often a heading
+        ("Oily Skin Causes.", "Typical costs:") whose neighbour holds the rest of what the statement
+        says; the verdict weighs the whole window either way."""
+        held = set(self.tokens)
+        shown = max(self.window, key=lambda i: (len(held & self.context.sentence_tokens[i]),
+                                                len(self.context.sentences[i])))
+        return self.context.sentences[shown]
+
 
 class LocalJudge:
     name = "local"
@@ -211,7 +222,7 @@ class LocalJudge:
         twice: against all contexts, and against the evidence with its neighbouring sentences. The
         geometric mean of the two coverages keeps a claim stitched together from words scattered
         over unrelated passages below one a passage states."""
-        return [Verdict(support(a), a.context.sentences[a.best]) for a in self.alignments(rec, statements, usage)]
+        return [Verdict(support(a), a.evidence) for a in self.alignments(rec, statements, usage)]
 
     def alignments(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Alignment]:
         """Each statement with its closest context sentence, the tokens of that sentence and its
