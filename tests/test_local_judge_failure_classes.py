@@ -65,8 +65,17 @@ def assert_adds_no_statement(judge: LocalJudge, answer: str, plain: str, context
         ("ポイントの有効期限はいつまでですか？", "ポイントの有効期限はいつまでか、というご質問ですね。",
          "最後にポイントを獲得した日から1年間です。", JA_CONTEXT),
         ("代表者は誰ですか？", "代表者は誰か知りたいということですね。", "山田花子です。", JA_CONTEXT),
+        # Near restatements: what a kind-asking question asks for is missing, a filler word added.
+        ("How long does it take to create a shallow clone of a big table?",
+         "Creating a shallow clone of a big table takes time.", "About 10 seconds for a 2 TB table.", EN_CONTEXT),
+        ("Who designed the Harbour Lighthouse?", "The Harbour Lighthouse has a well-known design.",
+         "Margaret Collins designed it.", EN_CONTEXT),
+        ("ポイントの有効期限はどのくらいですか？", "ポイントの有効期限はそれなりにあります。", "1年間です。",
+         JA_CONTEXT),
+        ("本店の建物は誰が設計しましたか？", "本店の建物は有名な人が設計しました。", "田中一郎です。", JA_CONTEXT),
     ],
-    ids=["en-echo", "en-you-ask", "ja-goshitsumon", "ja-shiritai"],
+    ids=["en-echo", "en-you-ask", "ja-goshitsumon", "ja-shiritai",
+         "en-near-how-long", "en-near-who", "ja-near-dono-kurai", "ja-near-dare"],
 )
 def test_restating_the_question_commits_to_nothing(
     judge: LocalJudge, question: str, restated: str, right: str, contexts: list[str]
@@ -74,6 +83,19 @@ def test_restating_the_question_commits_to_nothing(
     value, noncommittal = relevancy(judge, question, restated, contexts)
     assert noncommittal and value == 0.0
     assert relevancy(judge, question, right, contexts)[0] > 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Are shallow clones as fast as the source table?", "Yes, shallow clones are as fast."),
+        ("シャロークローンは速いですか？", "はい、シャロークローンは速いです。"),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_short_answer_to_an_open_question_is_no_restatement(judge: LocalJudge, question: str, answer: str) -> None:
+    value, noncommittal = relevancy(judge, question, answer, EN_CONTEXT)
+    assert not noncommittal and value > 0.5
 
 
 @pytest.mark.parametrize(
