@@ -121,7 +121,7 @@ def main() -> None:
             for s in range(args.services):
                 for r, outcomes in scored[(m * args.services + s) % 200:][:1]:
                     rec = Record(**{**r.__dict__, "service": f"svc-{s}", "trace_id": f"{m:016x}{s:016x}"})
-                    h.on_scores(ScoredRecord(rec, outcomes, 0.01))
+                    h.on_scores(ScoredRecord(rec, outcomes, 0.01, "local"))
         return h
     rows.append(("scorer: live page minutes and worst records (scorer/history.py)",
                  f"360 minutes x {args.services} services; 200 records a service", held_bytes(history), "6 h"))
@@ -131,7 +131,7 @@ def main() -> None:
     def page_texts() -> object:
         kept = RecentRecordTexts(page.text_records, page.text_bytes)
         for n in range(page.text_records):
-            kept.on_scores(ScoredRecord(record(20_000 + n), scored[n % len(scored)][1], 0.01))
+            kept.on_scores(ScoredRecord(record(20_000 + n), scored[n % len(scored)][1], 0.01, "local"))
         return kept
     rows.append(("live page: record texts (scorer/web/record_texts.py)",
                  f"page.text_records {page.text_records}, text_bytes {page.text_bytes // 2**20} MiB",

@@ -120,8 +120,7 @@ def build_scorer(
         # Imported only when on: the OTel SDK's tracing half adds ~0.4 s to every start.
         from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
 
-        observers.append(OtlpEvaluationExporter(config.export.otlp, registry, config.scorer.bad_event_threshold,
-                                                judge.name))
+        observers.append(OtlpEvaluationExporter(config.export.otlp, registry, config.scorer.bad_event_threshold))
     worker = Worker(
         consumer=consumer,
         judge=judge,

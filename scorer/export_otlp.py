@@ -55,7 +55,6 @@ class OtlpEvaluationExporter:
         config: OtlpExportConfig,
         registry: CollectorRegistry,
         bad_event_threshold: dict[str, float],
-        judge: str,
         exporter: SpanExporter | None = None,
     ) -> None:
         """`exporter`: the OTLP exporter the config names unless given (tests inject faults)."""
@@ -64,7 +63,6 @@ class OtlpEvaluationExporter:
         self._failed = outcomes.labels(outcome="failed")
         self._queue_full = outcomes.labels(outcome="queue_full")
         self._bad_threshold = dict(bad_event_threshold)
-        self._judge = judge
         self._max_queue = config.max_queue
         # Spans handed to the processor and not yet to the exporter. Bounded here rather than by the
         # SDK's queue, which drops the oldest span with a warning each time and counts nothing.
@@ -97,7 +95,7 @@ class OtlpEvaluationExporter:
         span = self._tracer.start_span(
             SPAN_NAME, context=trace.set_span_in_context(parent), kind=trace.SpanKind.INTERNAL,
             start_time=end - int(scored.seconds * 1e9),
-            attributes={"gen_ai.operation.name": "evaluation", "ragpulse.judge": self._judge,
+            attributes={"gen_ai.operation.name": "evaluation", "ragpulse.judge": scored.judge,
                         "ragpulse.record.id": record.id},
         )
         for name, outcome in scored.outcomes.items():

@@ -32,7 +32,6 @@ class PrometheusScoreExporter:
         bad_event_threshold: dict[str, float],
         with_route: bool = False,
     ) -> None:
-        self._judge = judge
         self._rolling_window = rolling_window
         self._bad_threshold = dict(bad_event_threshold)
         self._with_route = with_route
@@ -51,16 +50,16 @@ class PrometheusScoreExporter:
         self._judge_requests = catalog.counter(registry, "ragpulse_judge_requests_total")
         self._judge_latency = catalog.histogram(registry, "ragpulse_judge_latency_seconds")
         self._scoring_latency = catalog.histogram(registry, "ragpulse_record_scoring_seconds")
-        tokens = catalog.counter(registry, "ragpulse_judge_tokens_total")
+        self._tokens = catalog.counter(registry, "ragpulse_judge_tokens_total")
+        self._cost = catalog.counter(registry, "ragpulse_judge_cost_usd_total")
+        self._usage_cache: dict[str, _UsageChildren] = {}
         # Created now and touched on every record, zero included: the cost panel shows 0 for a
         # free judge, not "no data".
-        self._prompt_tokens = tokens.labels(judge=judge, kind="prompt")
-        self._completion_tokens = tokens.labels(judge=judge, kind="completion")
-        self._cost = catalog.counter(registry, "ragpulse_judge_cost_usd_total").labels(judge=judge)
+        self._usage_children(judge)
         # labels() takes a lock and builds a tuple per call: children are looked up once per label
         # set, which the worker's LabelGuards bound.
         self._score_cache: dict[tuple[str, str, str], _ScoreChildren] = {}
-        self._judge_cache: dict[str, _JudgeChildren] = {}
+        self._judge_cache: dict[tuple[str, str], _JudgeChildren] = {}
         self._scored_cache: dict[str, Any] = {}
         # Per (service, metric), like the gauge: every route of a service feeds one window.
         self._windows: dict[tuple[str, str], WeightedWindow] = {}
@@ -76,7 +75,7 @@ class PrometheusScoreExporter:
         prompt_tokens = completion_tokens = 0
         cost = 0.0
         for name, o in scored.outcomes.items():
-            judge_children = self._judge_children(name)
+            judge_children = self._judge_children(scored.judge, name)
             judge_children.latency.observe(o.seconds)
             judge_children.calls.inc(o.usage.calls)
             prompt_tokens += o.usage.prompt_tokens
@@ -84,7 +83,7 @@ class PrometheusScoreExporter:
             cost += o.usage.cost_usd
             if o.value is None:
                 reason = o.error or "unknown"
-                self._judge_requests.labels(judge=self._judge, outcome=reason).inc()
+                self._judge_requests.labels(judge=scored.judge, outcome=reason).inc()
                 self._metric_failures.labels(metric=name, reason=reason).inc()
                 continue
             judge_children.ok.inc()
@@ -103,9 +102,10 @@ class PrometheusScoreExporter:
                 children.window.add(o.value, weight)
                 # Clamped: the running sums' rounding may step just outside [0, 1].
                 children.rolling_mean.set(min(1.0, max(0.0, children.window.sums.mean)))
-        self._prompt_tokens.inc(prompt_tokens)
-        self._completion_tokens.inc(completion_tokens)
-        self._cost.inc(cost)
+        usage = self._usage_children(scored.judge)
+        usage.prompt_tokens.inc(prompt_tokens)
+        usage.completion_tokens.inc(completion_tokens)
+        usage.cost.inc(cost)
         counter = self._scored_cache.get(record.service)
         if counter is None:
             counter = self._scored_cache[record.service] = self._records_scored.labels(service=record.service)
@@ -128,16 +128,32 @@ class PrometheusScoreExporter:
             )
         return children
 
-    def _judge_children(self, metric: str) -> _JudgeChildren:
-        children = self._judge_cache.get(metric)
+    def _judge_children(self, judge: str, metric: str) -> _JudgeChildren:
+        children = self._judge_cache.get((judge, metric))
         if children is None:
-            judge = self._judge
-            children = self._judge_cache[metric] = _JudgeChildren(
+            children = self._judge_cache[(judge, metric)] = _JudgeChildren(
                 ok=self._judge_requests.labels(judge=judge, outcome="ok"),
                 latency=self._judge_latency.labels(judge=judge, metric=metric),
                 calls=self._judge_calls.labels(judge=judge, metric=metric),
             )
         return children
+
+    def _usage_children(self, judge: str) -> _UsageChildren:
+        children = self._usage_cache.get(judge)
+        if children is None:
+            children = self._usage_cache[judge] = _UsageChildren(
+                prompt_tokens=self._tokens.labels(judge=judge, kind="prompt"),
+                completion_tokens=self._tokens.labels(judge=judge, kind="completion"),
+                cost=self._cost.labels(judge=judge),
+            )
+        return children
+
+
+@dataclass(frozen=True)
+class _UsageChildren:
+    prompt_tokens: Any
+    completion_tokens: Any
+    cost: Any
 
 
 @dataclass(frozen=True)

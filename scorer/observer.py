@@ -29,6 +29,9 @@ class ScoredRecord:
     outcomes: dict[str, MetricOutcome]
     # Wall time to score the record, all metrics.
     seconds: float
+    # The judge whose outcomes these are: with the cascade on, the offline one unless the expensive one
+    # was asked.
+    judge: str
     # Set when the judge cascade is on; `outcomes` are then the expensive judge's where it was asked.
     cascade: CascadeVerdict | None = None
     # The metrics that have a score (a failed metric has none, never a 0 or NaN).

@@ -118,7 +118,7 @@ def test_exported_as_verdict_counts_per_criterion() -> None:
                  time_unix_nano=0, sampling=Sampling(1.0, 1.0, "test"))
     for verdict in (1.0, 1.0, 0.0):
         exporter.on_scores(ScoredRecord(rec, {"aspect:harmfulness": MetricOutcome(verdict),
-                                              "aspect:polite": MetricOutcome(None, "malformed_output")}, 0.1))
+                                              "aspect:polite": MetricOutcome(None, "malformed_output")}, 0.1, "openai"))
 
     def sample(name: str, **labels: str) -> float | None:
         return registry.get_sample_value(name, labels)

@@ -222,6 +222,12 @@ def test_wired_scorer_shows_expensive_verdicts_and_exports_estimates() -> None:
     assert sample("ragpulse_quality_estimate_lower") <= 0.0 <= sample("ragpulse_quality_estimate_upper")
     assert sample("ragpulse_quality_estimate_judged_samples") == pytest.approx(judged, rel=0.01)
     assert sample("ragpulse_quality_estimate_effective_samples") == pytest.approx(200, rel=0.01)
+    # Each record's requests are the judge's that gave its scores: the offline judge's are not the
+    # expensive judge's (they were all labelled with the configured judge).
+    requests = {j: registry.get_sample_value("ragpulse_judge_requests_total", {"judge": j, "outcome": "ok"})
+                for j in by_judge}
+    assert requests == {"contradicting": judged, "local": 200 - judged}
+    assert registry.get_sample_value("ragpulse_judge_cost_usd_total", {"judge": "local"}) == 0.0
 
 
 def _bisected_scale(weights: np.ndarray, share: float, floor: float) -> float:

@@ -139,7 +139,7 @@ def record(service: str, weight: float = 1.0) -> Record:
 
 
 def scored(rec: Record, values: dict[str, float]) -> ScoredRecord:
-    return ScoredRecord(rec, {name: MetricOutcome(value) for name, value in values.items()}, 0.01)
+    return ScoredRecord(rec, {name: MetricOutcome(value) for name, value in values.items()}, 0.01, "local")
 
 
 def test_bank_exports_gauges_and_quiet_service_never_alarms():

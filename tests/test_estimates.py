@@ -199,6 +199,7 @@ def test_the_bank_exports_per_service_and_metric_and_leaves_out_records_without_
         r = Record(trace_id="ab" * 16, span_id="cd" * 8, service=service, question="q", contexts=["c"],
                    answer="a", time_unix_nano=1, sampling=Sampling(1.0, 1.0, "default"))
         return ScoredRecord(r, {"faithfulness": MetricOutcome(judged if judged is not None else offline)}, 0.0,
+                            "local" if judged is None else "openai",
                             CascadeVerdict({"faithfulness": offline}, inclusion,
                                            None if judged is None else {"faithfulness": judged}))
 

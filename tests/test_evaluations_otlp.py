@@ -40,7 +40,7 @@ def scored(trace_id: str = TRACE_ID) -> ScoredRecord:
         "faithfulness": MetricOutcome(0.5 - 0.25, detail={"statements": statements}),
         "answer_relevancy": MetricOutcome(0.9),
         "context_relevancy": MetricOutcome(None, error="no_contexts"),
-    }, seconds=0.2)
+    }, seconds=0.2, judge="local")
 
 
 def outcomes(registry: CollectorRegistry) -> dict[str, float]:
@@ -65,13 +65,14 @@ def test_one_child_span_of_the_evaluated_span_with_an_event_per_metric():
     memory = InMemorySpanExporter()
     registry = CollectorRegistry()
     exporter = OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9"), registry,
-                                      DEFAULT_BAD_EVENT_THRESHOLDS, "local", exporter=memory)
+                                      DEFAULT_BAD_EVENT_THRESHOLDS, exporter=memory)
     exporter.on_scores(scored())
     exporter.shutdown()
     (span,) = memory.get_finished_spans()
     assert span.name == "gen_ai.evaluation"
     assert format(span.context.trace_id, "032x") == TRACE_ID and format(span.parent.span_id, "016x") == SPAN_ID
     assert span.resource.attributes["service.name"] == "ragpulse"
+    assert span.attributes["ragpulse.judge"] == "local"  # the judge that gave this record's scores
     assert span.end_time - span.start_time == pytest.approx(0.2e9, rel=0.01)
     events = {e.attributes["gen_ai.evaluation.name"]: dict(e.attributes) for e in span.events}
     assert {e.name for e in span.events} == {"gen_ai.evaluation.result"}
@@ -103,7 +104,7 @@ def test_a_stuck_backend_never_blocks_scoring_and_drops_are_counted():
     blocked = FaultInjectingBlockedExporter()
     registry = CollectorRegistry()
     exporter = OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9", max_queue=5), registry,
-                                      DEFAULT_BAD_EVENT_THRESHOLDS, "local", exporter=blocked)
+                                      DEFAULT_BAD_EVENT_THRESHOLDS, exporter=blocked)
     started = time.perf_counter()
     for i in range(50):
         exporter.on_scores(scored(f"{i + 1:032x}"))
@@ -121,7 +122,7 @@ def test_an_unreachable_backend_is_counted_as_failed(protocol):
     # A real exporter over a real socket: nothing listens on the port.
     config = OtlpExportConfig(endpoint=f"http://127.0.0.1:{free_port()}", protocol=protocol, timeout_s=1.0)
     registry = CollectorRegistry()
-    exporter = OtlpEvaluationExporter(config, registry, DEFAULT_BAD_EVENT_THRESHOLDS, "local")
+    exporter = OtlpEvaluationExporter(config, registry, DEFAULT_BAD_EVENT_THRESHOLDS)
     exporter.on_scores(scored())
     started = time.perf_counter()
     exporter.shutdown()

@@ -37,7 +37,7 @@ def test_exemplar_served_in_openmetrics_only_when_asked():
     exporter = PrometheusScoreExporter(registry, "local", 10, {"faithfulness": 0.5})
     record = Record(trace_id=TRACE_ID, span_id=SPAN_ID, service="support-bot", question="q", contexts=["c"],
                     answer="a", time_unix_nano=1, sampling=Sampling(1.0, 1.0, "default"))
-    exporter.on_scores(ScoredRecord(record, {"faithfulness": MetricOutcome(0.25)}, seconds=0.01))
+    exporter.on_scores(ScoredRecord(record, {"faithfulness": MetricOutcome(0.25)}, seconds=0.01, judge="local"))
     server = ScorerHttpServer("127.0.0.1", 0, registry)
     server.start()
     try:

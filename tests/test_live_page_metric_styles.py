@@ -32,7 +32,7 @@ def summary(thresholds: dict[str, float], outcomes: dict[str, float]) -> dict:
     history = History(registry, thresholds)
     rec = Record("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7", "shop", "q", ["c"], "a",
                  1_700_000_000 * 10**9, Sampling(1.0, 1.0, "default"))
-    scored = ScoredRecord(rec, {k: MetricOutcome(v) for k, v in outcomes.items()}, 0.01)
+    scored = ScoredRecord(rec, {k: MetricOutcome(v) for k, v in outcomes.items()}, 0.01, "local")
     history.on_scores(scored)
     scores.publish(rec.id, scores_message(rec, {k: o.to_dict() for k, o in scored.outcomes.items()},
                                           {"name": "local", "model": "lexical"}, {}, 0.01))

@@ -33,7 +33,7 @@ def record(i: int, service: str = "shop", question: str = "q", answer: str = "a"
 def scored(rec: Record, faithfulness: float | None) -> ScoredRecord:
     detail = {"statements": [{"statement": "The warranty is two years.", "verdict": 1.0,
                               "evidence": "The warranty lasts two years."}]}
-    return ScoredRecord(rec, {"faithfulness": MetricOutcome(faithfulness, detail=detail)}, 0.01)
+    return ScoredRecord(rec, {"faithfulness": MetricOutcome(faithfulness, detail=detail)}, 0.01, "local")
 
 
 def page(texts: RecentRecordTexts, scores: RecentScores, trace_url: str = "") -> LivePage:

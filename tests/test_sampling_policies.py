@@ -475,7 +475,7 @@ def test_otel_sdk_threshold_sampler_composes_with_ours_and_reaches_the_weighted_
     registry = CollectorRegistry()
     exporter = PrometheusScoreExporter(registry, "local", 10, {"faithfulness": 0.5})
     for r in records:
-        exporter.on_scores(ScoredRecord(r, {"faithfulness": MetricOutcome(1.0)}, 0.01))
+        exporter.on_scores(ScoredRecord(r, {"faithfulness": MetricOutcome(1.0)}, 0.01, "local"))
     weight = registry.get_sample_value("ragpulse_score_weight_total", {"service": "sdk-shop", "metric": "faithfulness"})
     assert weight == 8.0 * len(records)
     assert abs(weight - n) <= 5 * 8 * math.sqrt(n / 8 * 7 / 8)

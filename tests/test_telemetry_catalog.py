@@ -48,7 +48,7 @@ def real_registry() -> CollectorRegistry:
     build_collector(config, bus, registry)
     KafkaProducerMetrics(registry)
     KafkaConsumerMetrics(registry)
-    OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9"), registry, {}, "local")
+    OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9"), registry, {})
     parts = build_scorer(config, bus, registry)
     record = Record(trace_id="ab" * 16, span_id="cd" * 8, service="svc", time_unix_nano=1, route="/faq",
                     question="Where is the Louvre?", contexts=["The Louvre is an art museum in Paris."],

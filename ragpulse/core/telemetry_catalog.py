@@ -145,7 +145,8 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_judge_calls_total", "counter",
                "Calls made to the judge, by judge and metric.", ("judge", "metric"), SCORER),
     FamilySpec("ragpulse_judge_requests_total", "counter",
-               "Metric computations sent to the judge, by outcome (ok or the failure reason).",
+               "Metric computations sent to the judge, by outcome (ok or the failure reason). With the "
+               "cascade on, each record counts under the judge whose scores it shows.",
                ("judge", "outcome"), SCORER),
     FamilySpec("ragpulse_judge_latency_seconds", "histogram",
                "Time the judge spent on one metric of one record.", ("judge", "metric"), SCORER,
