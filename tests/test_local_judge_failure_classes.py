@@ -30,6 +30,20 @@ JA_CONTEXT = [
     "本社は名古屋市にあり、代表者は山田花子です。本店の建物は1965年に田中一郎が設計しました。",
 ]
 
+# A support bot's documents: its users ask in keywords and yes/no questions.
+SUPPORT_CONTEXT = [
+    "Audit logging is configured in the workspace settings under Security. Audit logs are delivered to a "
+    "storage bucket you choose. Only workspace admins can enable audit log delivery.",
+    "Personal access tokens expire after 90 days by default. Admins can set a maximum lifetime for new tokens "
+    "in the admin console. Tokens can be revoked at any time from User Settings.",
+]
+SUPPORT_CONTEXT_JA = [
+    "監査ログはワークスペース設定のセキュリティから設定します。監査ログは指定したストレージに配信されます。"
+    "監査ログの配信を有効にできるのはワークスペース管理者だけです。",
+    "個人アクセストークンの有効期限は既定で90日です。管理者は管理コンソールで新しいトークンの最長有効期間を"
+    "設定できます。トークンはユーザー設定からいつでも取り消せます。",
+]
+
 
 @pytest.fixture(scope="module")
 def judge() -> LocalJudge:
@@ -73,9 +87,13 @@ def assert_adds_no_statement(judge: LocalJudge, answer: str, plain: str, context
         ("ポイントの有効期限はどのくらいですか？", "ポイントの有効期限はそれなりにあります。", "1年間です。",
          JA_CONTEXT),
         ("本店の建物は誰が設計しましたか？", "本店の建物は有名な人が設計しました。", "田中一郎です。", JA_CONTEXT),
+        ("Can I revoke a token?", "You are asking whether you can revoke a token.",
+         "Yes, from User Settings at any time.", SUPPORT_CONTEXT),
+        ("監査ログの設定方法", "監査ログの設定方法についてですね。",
+         "ワークスペース設定のセキュリティから設定します。", SUPPORT_CONTEXT_JA),
     ],
     ids=["en-echo", "en-you-ask", "ja-goshitsumon", "ja-shiritai",
-         "en-near-how-long", "en-near-who", "ja-near-dono-kurai", "ja-near-dare"],
+         "en-near-how-long", "en-near-who", "ja-near-dono-kurai", "ja-near-dare", "en-asking-whether", "ja-desune"],
 )
 def test_restating_the_question_commits_to_nothing(
     judge: LocalJudge, question: str, restated: str, right: str, contexts: list[str]
@@ -157,6 +175,53 @@ def test_long_on_topic_answer_that_misses_the_ask_ranks_below_short_right_one(
 
 
 @pytest.mark.parametrize(
+    ("question", "right", "elsewhere"),
+    [
+        # The subject is implied: the answer says again the sentence that names it.
+        ("Can I revoke a token?", "Yes, from User Settings at any time.",
+         "Personal access tokens expire after 90 days by default."),
+        ("configure audit logging",
+         "Open Security in the workspace settings and turn on delivery to a storage bucket. "
+         "You need to be a workspace admin.",
+         "Audit logs are delivered to a storage bucket. Personal access tokens expire after 90 days by default. "
+         "Admins can set a maximum lifetime for new tokens."),
+        ("トークンは取り消せますか？", "はい、ユーザー設定からいつでもできます。",
+         "個人アクセストークンの有効期限は既定で90日です。"),
+        ("監査ログの設定方法",
+         "ワークスペース設定のセキュリティから、監査ログの配信を有効にします。管理者のみ設定できます。",
+         "個人アクセストークンの有効期限は既定で90日です。トークンはユーザー設定からいつでも取り消せます。"),
+    ],
+    ids=["en-yes-no", "en-keywords", "ja-yes-no", "ja-keywords"],
+)
+def test_an_answer_that_leaves_the_subject_to_its_source_still_answers(
+    judge: LocalJudge, question: str, right: str, elsewhere: str
+) -> None:
+    contexts = SUPPORT_CONTEXT if question.isascii() else SUPPORT_CONTEXT_JA
+    value = relevancy(judge, question, right, contexts)[0]
+    assert value > 0.8
+    assert value > relevancy(judge, question, elsewhere, contexts)[0] + 0.2
+
+
+@pytest.mark.parametrize(
+    ("question", "good", "subject_only", "contexts"),
+    [
+        # A sentence that only names the question's subject restates no source sentence about it.
+        ("When do personal access tokens expire?", "Personal access tokens expire after 90 days by default.",
+         "Personal access tokens expire after some time. Personal access tokens are a popular and convenient "
+         "way to sign in from scripts and tools.", SUPPORT_CONTEXT),
+        ("個人アクセストークンの有効期限はいつですか？", "個人アクセストークンの有効期限は既定で90日です。",
+         "個人アクセストークンの有効期限はいつか決まっています。個人アクセストークンはスクリプトやツールから"
+         "便利に使える人気の方法です。", SUPPORT_CONTEXT_JA),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_sentence_that_only_names_the_subject_is_not_linked_to_the_source(
+    judge: LocalJudge, question: str, good: str, subject_only: str, contexts: list[str]
+) -> None:
+    assert relevancy(judge, question, good, contexts)[0] > relevancy(judge, question, subject_only, contexts)[0] + 0.2
+
+
+@pytest.mark.parametrize(
     ("question", "complete", "incomplete", "contexts"),
     [
         ("Where is the head office and who leads it?", "The head office is in Leeds and is led by Anna Berg.",
@@ -184,8 +249,11 @@ def test_incomplete_answer_ranks_below_complete_one(
         ("本店の建物は誰が設計しましたか？",
          "田中一郎が設計しました。", "本店の建物は丁寧に設計されました。", JA_CONTEXT),
         ("ポイントは1ポイント何円として使えますか？", "1ポイント1円です。", "ポイントはお得に使えます。", JA_CONTEXT),
+        # 「から」 after a place is no time.
+        ("トークンの有効期限はいつまでですか？", "既定で90日です。", "ユーザー設定から確認できます。",
+         SUPPORT_CONTEXT_JA),
     ],
-    ids=["en-who", "en-how-many", "ja-dare", "ja-nanen"],
+    ids=["en-who", "en-how-many", "ja-dare", "ja-nanen", "ja-itsu-kara"],
 )
 def test_answer_of_the_asked_type_ranks_above_one_that_is_not(
     judge: LocalJudge, question: str, right_type: str, wrong_type: str, contexts: list[str]

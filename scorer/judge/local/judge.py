@@ -84,6 +84,11 @@ SYNONYM_FULL = 0.75
 VERDICT_MIDPOINT = 0.25
 VERDICT_SCALE = 0.15
 
+# A part of an answer restates a context sentence that holds this share of its content tokens
+# (`LocalJudge._said`); written from cases ("Yes, from User Settings at any time." holds 3 of 3 in
+# its source), not fitted to a benchmark.
+RESTATES_SHARE = 0.4
+
 HASH_DIM = 1 << 11
 # Texts embedded at once: bounds the temporaries of a long record, not the result.
 EMBED_BLOCK = 256
@@ -301,14 +306,39 @@ class LocalJudge:
             return GeneratedQuestions(questions=[], noncommittal=True)
         slices = _slices(parts, n)
         subject = _subject(rec.question, [" ".join(s) for s in slices])
-        answered = _answered(rec.question, " ".join(answering))
+        said = self._said(rec, parts, usage)
+        answered = _answered(rec.question, " ".join(answering), frozenset().union(*(said[p] for p in answering)))
         questions = [
             answered
-            if answered and any(p in answering and _on_topic(rec.question, p, subject) for p in parts_of_slice)
+            if answered and any(p in answering and _on_topic(rec.question, p, said[p], subject)
+                                for p in parts_of_slice)
             else " ".join(parts_of_slice)
             for parts_of_slice in slices
         ]
         return GeneratedQuestions(questions=questions, noncommittal=False)
+
+    def _said(self, rec: RecordText, parts: list[str], usage: Usage) -> dict[str, frozenset[str]]:
+        """Each part's content tokens, with those of the context sentences it restates (each holding
+        RESTATES_SHARE, at least two, or three of its tokens that the question lacks): an answer
+        leaves the question's subject implied where its source names it. "Yes, from User Settings at
+        any time." answers "Can I revoke a token?" because the sentence it says again, "Tokens can be
+        revoked at any time from User Settings.", is about revoking tokens. Only the words the
+        question lacks link a part to its source: "Yeti Airlines is a popular airline in Nepal" names
+        the subject of every sentence about the crash, and restates none of them."""
+        said = {p: frozenset(content_tokens(p)) for p in parts}
+        if not any(c.strip() for c in rec.contexts):
+            return said
+        ctx = self._contexts(rec, usage)
+        asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
+        for part, tokens in said.items():
+            own = tokens - asked_tokens
+            counts: dict[int, int] = {}
+            for tok in own:
+                for i in ctx.holding.get(tok, ()):
+                    counts[i] = counts.get(i, 0) + 1
+            needed = min(3, max(2, RESTATES_SHARE * len(own)))
+            said[part] = tokens.union(*(ctx.sentence_tokens[i] for i, c in counts.items() if c >= needed))
+        return said
 
     # -- context relevancy --------------------------------------------------------------------
 
@@ -486,15 +516,14 @@ def _subject(question: str, slices: list[str]) -> frozenset[str]:
     return frozenset(common & set(content_tokens(question)))
 
 
-def _addressed(question: str, answer: str) -> str:
-    """The words of the asked question that the answer addresses, in the question's order: the
-    question an LLM would generate from the answer names the same aspects; what it would add in
-    its own words we cannot generate."""
-    available = set(content_tokens(answer))
-    return keep_only(question, [span for span in token_spans(question) if span[2] in available])
+def _addressed(question: str, said: frozenset[str]) -> str:
+    """The words of the asked question that the answer addresses (`said`: its tokens and those of
+    the context sentences it restates), in the question's order: the question an LLM would generate
+    from the answer names the same aspects; what it would add in its own words we cannot generate."""
+    return keep_only(question, [span for span in token_spans(question) if span[2] in said])
 
 
-def _answered(question: str, answer: str) -> str:
+def _answered(question: str, answer: str, said: frozenset[str]) -> str:
     """The question the answer answers, part by part: a part that asks for a kind of thing (a date,
     a number, a person, a place) counts whole when the answer gives that kind of thing (the
     subject is implied: 「50台分あります」 answers 「駐車場は何台分ありますか」) and not at all when
@@ -505,16 +534,17 @@ def _answered(question: str, answer: str) -> str:
         if asked(part):
             if answers_part(part, answer, question):
                 kept.append(part)
-        elif addressed := _addressed(part, answer):
+        elif addressed := _addressed(part, said):
             kept.append(addressed)
     return " ".join(kept)
 
 
-def _on_topic(question: str, part: str, subject: frozenset[str]) -> bool:
+def _on_topic(question: str, part: str, said: frozenset[str], subject: frozenset[str]) -> bool:
     """Whether the part addresses something asked beyond the question's subject ("X is a
-    beautiful landmark" names X but answers nothing asked about X), or gives the kind of thing a
-    part of the question asks for ("Built in 1872." for "When was X built?")."""
-    if (set(content_tokens(part)) - subject) & set(content_tokens(question)):
+    beautiful landmark" names X but answers nothing asked about X), itself or through the context
+    sentences it restates (`said`), or gives the kind of thing a part of the question asks for
+    ("Built in 1872." for "When was X built?")."""
+    if (said - subject) & set(content_tokens(question)):
         return True
     return any(asked(q) and answers_part(q, part, question) for q in question_parts(question))
 

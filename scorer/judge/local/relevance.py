@@ -58,7 +58,8 @@ _META_EN = re.compile(
     r"(?:information|details|guidance|an?\s+overview)\s+(?:on|about|regarding|of)\b"
     r"|\bfor\s+more\s+(?:details|information)\b"
     r"|\b(?:please\s+)?(?:refer|see)\s+(?:to\s+)?the\s+(?:\w+\s+)?(?:context|document|documentation|manual|article|guide)"
-    r"|\b(?:you\s+(?:are\s+)?ask(?:ed|ing)|your\s+question\s+(?:is|was))\s+about\b"
+    r"|\b(?:you\s+(?:are\s+)?ask(?:ed|ing)|your\s+question\s+(?:is|was))\s+(?:about|whether|if|how|what|why|when"
+    r"|where|who|which)\b"
     r"|\bthe\s+question\s+(?:is\s+)?(?:asks?|asking|about)\b"
     # The documents' silence on a point: a refusal when it is all the answer says, a caveat beside
     # an answer ("The passages do not mention side effects."), so judged per sentence.
@@ -76,6 +77,8 @@ _META_JA = re.compile(
     r"|(?:という|とい|との|について(?:の)?|に関する)(?:ご質問|お問い合わせ|質問)"
     r"|(?:ご質問|お問い合わせ)(?:です|ですね|ありがとう|をいただ|いただ)"
     r"|知りたい(?:という|とのこと|ということ)"
+    # 「監査ログの設定方法についてですね」: the question said back as a topic.
+    r"|について(?:ですね|でしょうか)[。．!！]?$|(?:という|との)ことですね"
     r"|(?:ご覧|ご参照|参照して|ご確認|ご相談|お問い合わせ)ください"
 )
 
@@ -117,7 +120,10 @@ _JA_NUMERAL = re.compile(
 )
 _DATE_EN = re.compile(r"\b(?:before|after|until|till|within|ago|since|during|by|yesterday|today|tomorrow|daily"
                       r"|weekly|monthly|annually|morning|evening|night|noon|midnight|century|decade|weekend)\b", re.I)
-_DATE_JA = re.compile(r"\d+\s*(?:年|月|日|時|分|曜)|[前後]|まで|以内|以降|から|毎[日週月年朝晩]|午[前後]|時代|世紀"
+# 「から」「まで」「前」「後」 date something only after a time (「3日前」, 「月曜から」): 「ツールから」 is a
+# place something comes from.
+_DATE_JA = re.compile(r"\d+\s*(?:年|月|日|時|分|曜)|(?:[年月日時分秒週間]|曜日?|[朝昼晩夜]|今|以)(?:[前後]|まで|から)"
+                      r"|以内|以降|毎[日週月年朝晩]|午[前後]|時代|世紀"
                       r"|今日|明日|昨日|今月|来月|先月|今年|来年|去年|昨年|現在|当日|翌|週末|平日|曜日")
 # A capitalised name is a place after "in/at/near/from", else a person ("led by Anna Berg").
 _NAME_EN = re.compile(r"(?:\b(?P<at>in|at|near|from|to)\s+(?:the\s+)?)?(?P<name>\b[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)*)")
