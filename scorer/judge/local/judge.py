@@ -56,6 +56,7 @@ from ragpulse.scorer.judge.local.text import (
     keep_only,
     latin_words,
     name_tokens,
+    normalise,
     token_spans,
 )
 from ragpulse.scorer.judge.local.usefulness import usefulness
@@ -84,10 +85,13 @@ SYNONYM_FULL = 0.75
 VERDICT_MIDPOINT = 0.25
 VERDICT_SCALE = 0.15
 
-# A part of an answer restates a context sentence that holds this share of its content tokens
-# (`LocalJudge._said`); written from cases ("Yes, from User Settings at any time." holds 3 of 3 in
-# its source), not fitted to a benchmark.
+# A part of an answer restates a context sentence that holds this share of its new words, and this
+# many characters of them (`LocalJudge._said`): two short English words, a Japanese phrase. Written
+# from cases ("Yes, from User Settings at any time." holds all 16 in its source), not fitted to a
+# benchmark.
 RESTATES_SHARE = 0.4
+RESTATES_CHARS = 8
+CJK_CHAR_WEIGHT = 3.0
 
 HASH_DIM = 1 << 11
 # Texts embedded at once: bounds the temporaries of a long record, not the result.
@@ -318,9 +322,10 @@ class LocalJudge:
         return GeneratedQuestions(questions=questions, noncommittal=False)
 
     def _said(self, rec: RecordText, parts: list[str], usage: Usage) -> dict[str, frozenset[str]]:
-        """Each part's content tokens, with those of the context sentences it restates (each holding
-        RESTATES_SHARE, at least two, or three of its tokens that the question lacks): an answer
-        leaves the question's subject implied where its source names it. "Yes, from User Settings at
+        """Each part's content tokens, with those of the context sentences it restates: sentences
+        holding what makes RESTATES_SHARE and RESTATES_CHARS or more of the part's words that the
+        question lacks (in characters, `_weight`: one Japanese word is not several bigrams). An answer
+        leaves the question's subject implied where its source names it: "Yes, from User Settings at
         any time." answers "Can I revoke a token?" because the sentence it says again, "Tokens can be
         revoked at any time from User Settings.", is about revoking tokens. Only the words the
         question lacks link a part to its source: "Yeti Airlines is a popular airline in Nepal" names
@@ -330,14 +335,16 @@ class LocalJudge:
             return said
         ctx = self._contexts(rec, usage)
         asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
-        for part, tokens in said.items():
-            own = tokens - asked_tokens
-            counts: dict[int, int] = {}
-            for tok in own:
+        for part in parts:
+            text = normalise(part)
+            own = [(range(a, b), tok) for a, b, tok in token_spans(part) if tok not in asked_tokens]
+            held: dict[int, set[int]] = {}
+            for chars, tok in own:
                 for i in ctx.holding.get(tok, ()):
-                    counts[i] = counts.get(i, 0) + 1
-            needed = min(3, max(2, RESTATES_SHARE * len(own)))
-            said[part] = tokens.union(*(ctx.sentence_tokens[i] for i, c in counts.items() if c >= needed))
+                    held.setdefault(i, set()).update(chars)
+            needed = max(RESTATES_CHARS, RESTATES_SHARE * _weight(text, set().union(*(r for r, _ in own))))
+            said[part] = said[part].union(*(ctx.sentence_tokens[i] for i, chars in held.items()
+                                            if _weight(text, chars) >= needed))
         return said
 
     # -- context relevancy --------------------------------------------------------------------
@@ -495,6 +502,14 @@ def _support(coverage: float, best_sim: float) -> float:
     is close to the statement (its words are scattered over unrelated sentences). A product, so
     that a missing fact always lowers support, and continuous, so that two answers rarely tie."""
     return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
+
+
+def _weight(text: str, chars: set[int]) -> float:
+    """How much of the text these characters are: a kanji or katakana character counts
+    CJK_CHAR_WEIGHT Latin letters (「設定」 says as much as "settings"), hiragana, mostly particles
+    and endings, one."""
+    return sum(CJK_CHAR_WEIGHT if ord(text[i]) >= 0x2E80 and not 0x3040 <= ord(text[i]) <= 0x309F else 1.0
+               for i in chars)
 
 
 def _slices(parts: list[str], n: int) -> list[list[str]]:
