@@ -12,6 +12,7 @@ import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local.relevance import asked
 from ragpulse.scorer.judge.local.text import content_tokens
 from ragpulse.scorer.metrics import METRICS
 from ragpulse.scorer.sentences import context_sentences
@@ -203,6 +204,40 @@ def test_an_answer_that_leaves_the_subject_to_its_source_still_answers(
 
 
 @pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("When does the shop open?", {"date"}),
+        ("Do you know when the shop opened?", {"date"}),
+        # After another question word, "when" is a condition, not a question for a date.
+        ("What should I do first when an earthquake starts?", set()),
+        ("How long does it take when the table is big?", {"number"}),
+    ],
+)
+def test_when_asks_for_a_date_unless_it_is_a_condition(question: str, kinds: set[str]) -> None:
+    assert asked(question) == kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "contexts", "answer"),
+    [
+        # The question's words are in the first source sentence, most of the answer in the second.
+        ("What should I do first when an earthquake starts?",
+         ["When an earthquake starts, get under a table. Once the shaking stops, shut off the gas, open a door "
+          "and keep the exit clear."],
+         "Get under a table, then after the shaking stops shut off the gas, open a door and keep the exit clear."),
+        ("停電したらまず何をすればよいですか？",
+         ["停電したら、まず懐中電灯をつけてください。ブレーカーを落とし、冷蔵庫の扉は開けずに電気が戻るのを待ちます。"],
+         "懐中電灯をつけてからブレーカーを落とし、冷蔵庫の扉は開けずに電気が戻るのを待ちます。"),
+    ],
+    ids=["en", "ja"],
+)
+def test_an_answer_sentence_that_joins_two_source_sentences_answers_what_the_first_is_about(
+    judge: LocalJudge, question: str, contexts: list[str], answer: str
+) -> None:
+    assert relevancy(judge, question, answer, contexts)[0] > 0.6
+
+
+@pytest.mark.parametrize(
     ("question", "good", "subject_only", "contexts"),
     [
         # A sentence that only names the question's subject restates no source sentence about it.
@@ -252,6 +287,7 @@ def test_incomplete_answer_ranks_below_complete_one(
         # 「から」 after a place is no time.
         ("トークンの有効期限はいつまでですか？", "既定で90日です。", "ユーザー設定から確認できます。",
          SUPPORT_CONTEXT_JA),
+
     ],
     ids=["en-who", "en-how-many", "ja-dare", "ja-nanen", "ja-itsu-kara"],
 )

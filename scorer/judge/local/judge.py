@@ -343,8 +343,16 @@ class LocalJudge:
                 for i in ctx.holding.get(tok, ()):
                     held.setdefault(i, set()).update(chars)
             needed = max(RESTATES_CHARS, RESTATES_SHARE * _weight(text, set().union(*(r for r, _ in own))))
-            said[part] = said[part].union(*(ctx.sentence_tokens[i] for i, chars in held.items()
-                                            if _weight(text, chars) >= needed))
+            weight = {i: _weight(text, chars) for i, chars in held.items()}
+            linked = {i for i, w in weight.items() if w >= needed}
+            # Two neighbours that each hold a part of it the other lacks, and together enough: an
+            # answer sentence may join two of the source's.
+            linked.update(j for i in held if i + 1 in held
+                          and min(_weight(text, held[i] - held[i + 1]), _weight(text, held[i + 1] - held[i]))
+                          >= RESTATES_CHARS
+                          and _weight(text, held[i] | held[i + 1]) >= needed
+                          for j in (i, i + 1))
+            said[part] = said[part].union(*(ctx.sentence_tokens[i] for i in linked))
         return said
 
     # -- context relevancy --------------------------------------------------------------------

@@ -89,7 +89,10 @@ _ASKS_EN = (
                 r"|\bwhat\s+(?:is|are|was|were)\s+(?:the|its|their|his|her)\s+"
                 r"(?:size|height|length|population|number|amount|price|cost|area|weight|speed|age|depth)\b"
                 r"|\bwhat\s+(?:percentage|number|amount|proportion)\b", re.I), NUMBER),
-    (re.compile(r"\bwhen\b|\bwhat\s+(?:year|date|time|day|month|century)\b", re.I), DATE),
+    # "when" after another question word is a condition ("What should I do first when an earthquake
+    # starts?"), not a question for a date.
+    (re.compile(r"^(?:(?!\b(?:what|how|who|where|which|why)\b).)*\bwhen\b|\bwhat\s+(?:year|date|time|day|month|century)\b",
+                re.I), DATE),
     (re.compile(r"\bwho(?:m|se)?\b", re.I), PERSON),
     (re.compile(r"\bwhere\b", re.I), PLACE),
 )
