@@ -191,8 +191,13 @@ def test_long_on_topic_answer_that_misses_the_ask_ranks_below_short_right_one(
         ("監査ログの設定方法",
          "ワークスペース設定のセキュリティから、監査ログの配信を有効にします。管理者のみ設定できます。",
          "個人アクセストークンの有効期限は既定で90日です。トークンはユーザー設定からいつでも取り消せます。"),
+        # A fragment too short to say what it is about goes with the part before it.
+        ("configure audit logging", "Workspace settings > Security; admins only.",
+         "Personal access tokens expire after 90 days by default."),
+        ("監査ログの設定方法", "ワークスペース設定のセキュリティから。管理者のみ。",
+         "個人アクセストークンの有効期限は既定で90日です。"),
     ],
-    ids=["en-yes-no", "en-keywords", "ja-yes-no", "ja-keywords"],
+    ids=["en-yes-no", "en-keywords", "ja-yes-no", "ja-keywords", "en-fragment", "ja-fragment"],
 )
 def test_an_answer_that_leaves_the_subject_to_its_source_still_answers(
     judge: LocalJudge, question: str, right: str, elsewhere: str

@@ -92,6 +92,9 @@ VERDICT_SCALE = 0.15
 RESTATES_SHARE = 0.4
 RESTATES_CHARS = 8
 CJK_CHAR_WEIGHT = 3.0
+# A part of an answer that says less than this beyond the question's words is a fragment of the part
+# before it ("admins only.", 「管理者のみ。」).
+FRAGMENT_CHARS = 12
 
 HASH_DIM = 1 << 11
 # Texts embedded at once: bounds the temporaries of a long record, not the result.
@@ -312,11 +315,15 @@ class LocalJudge:
         subject = _subject(rec.question, [" ".join(s) for s in slices])
         said = self._said(rec, parts, usage)
         answered = _answered(rec.question, " ".join(answering), frozenset().union(*(said[p] for p in answering)))
+        on_topic: dict[str, bool] = {}
+        asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
+        for i, p in enumerate(parts):
+            # A fragment too short to say what it is about goes with the part before it.
+            on_topic[p] = p in answering and (
+                _on_topic(rec.question, p, said[p], subject)
+                or (i > 0 and on_topic[parts[i - 1]] and _own_weight(p, asked_tokens) < FRAGMENT_CHARS))
         questions = [
-            answered
-            if answered and any(p in answering and _on_topic(rec.question, p, said[p], subject)
-                                for p in parts_of_slice)
-            else " ".join(parts_of_slice)
+            answered if answered and any(on_topic[p] for p in parts_of_slice) else " ".join(parts_of_slice)
             for parts_of_slice in slices
         ]
         return GeneratedQuestions(questions=questions, noncommittal=False)
@@ -510,6 +517,12 @@ def _support(coverage: float, best_sim: float) -> float:
     is close to the statement (its words are scattered over unrelated sentences). A product, so
     that a missing fact always lowers support, and continuous, so that two answers rarely tie."""
     return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
+
+
+def _own_weight(part: str, asked_tokens: set[str]) -> float:
+    """How much the part says beyond the question's words (`_weight`)."""
+    return _weight(normalise(part), set().union(*(range(a, b) for a, b, tok in token_spans(part)
+                                                  if tok not in asked_tokens)))
 
 
 def _weight(text: str, chars: set[int]) -> float:
