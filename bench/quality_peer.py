@@ -7,9 +7,10 @@ in one run and one table.
 Measures:
 - RAGTruth dev (labelled responses): ROC AUC of (1 - faithfulness) against `hallucinated`, overall
   and per task type (ties count half, as in the Mann-Whitney statistic).
-- WikiEval dev and the Japanese set bench/data/ja-dev.jsonl (pairs, bench/quality.py's loaders):
-  pairwise agreement, ties and failures count as disagreement; the Japanese poor answers also by
-  their `kind`.
+- WikiEval dev, the Japanese set bench/data/ja-dev.jsonl and the support-bot set
+  bench/data/support-dev.jsonl (English and Japanese) (pairs, bench/quality.py's loaders):
+  pairwise agreement, ties and failures count as disagreement; the written sets' poor answers also
+  by their `kind`.
 - Speed: WikiEval-size records per second, ragpulse on all three metrics (quality.py's timing: a
   fresh judge per pass), ragsanity on its two (time inside its evaluate() only).
 
@@ -41,6 +42,7 @@ SHARED = Path("/work/shared/data")
 RAGTRUTH = SHARED / "ragtruth-dev.jsonl"
 WIKIEVAL = SHARED / "wikieval-dev.jsonl"
 JAPANESE = BENCH / "data" / "ja-dev.jsonl"
+SUPPORT = BENCH / "data" / "support-dev.jsonl"
 PEER_SCRIPT = BENCH / "peer_ragsanity.py"
 # ragsanity's names for our metrics; it has no context relevancy.
 PEER_METRIC = {"faithfulness": "faithfulness", "answer_relevancy": "relevancy"}
@@ -186,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
     judge = make_judge()
     rows, failures = ragtruth_rows(judge, args.peer_python)
-    for name, path in (("WikiEval dev", WIKIEVAL), ("Japanese dev", JAPANESE)):
+    for name, path in (("WikiEval dev", WIKIEVAL), ("Japanese dev", JAPANESE), ("Support-bot dev", SUPPORT)):
         more, fails = pair_rows(judge, args.peer_python, name, path)
         rows += more
         for k, v in fails.items():
