@@ -12,7 +12,7 @@ import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
 from ragpulse.scorer.judge.local import LocalJudge
-from ragpulse.scorer.judge.local.relevance import asked
+from ragpulse.scorer.judge.local.relevance import asked, question_parts
 from ragpulse.scorer.judge.local.text import content_tokens
 from ragpulse.scorer.metrics import METRICS
 from ragpulse.scorer.sentences import context_sentences
@@ -145,8 +145,14 @@ def test_refusals_are_noncommittal(judge: LocalJudge, answer: str) -> None:
          "この文書ではポイントの有効期限について説明されています。", JA_CONTEXT),
         ("ポイントの有効期限はいつまでですか？",
          "資料にはポイントに関する情報が含まれています。詳しくは資料をご覧ください。", JA_CONTEXT),
+        ("how do I rotate an API key", "The API tokens documentation describes how to rotate your keys.",
+         SUPPORT_CONTEXT),
+        ("how often are backups taken", "Our documentation has a page about backups.", SUPPORT_CONTEXT),
+        ("APIキーのローテーション方法", "APIトークンのドキュメントでは、キーのローテーション方法が説明されています。",
+         SUPPORT_CONTEXT_JA),
     ],
-    ids=["en-context-explains", "en-document-provides", "ja-setsumei", "ja-fukumare"],
+    ids=["en-context-explains", "en-document-provides", "ja-setsumei", "ja-fukumare", "en-compound-source",
+         "en-has-a-page", "ja-compound-source"],
 )
 def test_answers_that_describe_the_documents_commit_to_nothing(
     judge: LocalJudge, question: str, meta: str, contexts: list[str]
@@ -215,11 +221,52 @@ def test_an_answer_that_leaves_the_subject_to_its_source_still_answers(
         ("Do you know when the shop opened?", {"date"}),
         # After another question word, "when" is a condition, not a question for a date.
         ("What should I do first when an earthquake starts?", set()),
-        ("How long does it take when the table is big?", {"number"}),
+        ("How long does it take when the table is big?", {"length"}),
+        # A limit the question ends on is an amount; raising one or asking whether there is one is not.
+        ("export csv limit", {"number"}),
+        ("What is the upload limit?", {"number"}),
+        ("Is there a limit on exports?", set()),
+        ("how do I raise my quota", set()),
+        ("エクスポート 上限", {"number"}),
+        ("アップロードの上限は？", {"number"}),
+        ("上限を上げるには？", set()),
+        # 「誰でも」「いつでも」 are "anyone", "any time".
+        ("誰でも使えますか？", set()),
+        ("トークンはいつでも取り消せますか？", set()),
     ],
 )
-def test_when_asks_for_a_date_unless_it_is_a_condition(question: str, kinds: set[str]) -> None:
+def test_what_a_question_asks_for(question: str, kinds: set[str]) -> None:
     assert asked(question) == kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("When are backups taken and can I restore them myself?",
+         ["When are backups taken", "can I restore them myself?"]),
+        ("バックアップはいつ取られていて、自分で復元できますか？",
+         ["バックアップはいつ取られていて", "自分で復元できますか?"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_yes_no_question_after_a_question_words_clause_is_a_part_of_its_own(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
+
+
+@pytest.mark.parametrize(
+    ("question", "duration", "other_number"),
+    [
+        ("how long do you keep data after I delete my workspace", "30 days, then it is erased for good.",
+         "Cancelling switches the workspace to the Free plan, and you keep using it."),
+        ("How long are audit logs kept?", "For 90 days.", "Audit logs are kept by 2 services."),
+    ],
+    ids=["free-plan", "count"],
+)
+def test_how_long_is_answered_by_a_time_or_a_length_not_by_any_number(
+    judge: LocalJudge, question: str, duration: str, other_number: str
+) -> None:
+    assert relevancy(judge, question, duration, SUPPORT_CONTEXT)[0] > relevancy(
+        judge, question, other_number, SUPPORT_CONTEXT)[0]
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from collections import Counter
 
 from ragpulse.scorer.judge.local.text import SOURCE_EN, SOURCE_JA, content_tokens, normalise, token_spans
 
-NUMBER, DATE, PERSON, PLACE = "number", "date", "person", "place"
+NUMBER, DATE, PERSON, PLACE, LENGTH = "number", "date", "person", "place", "length"
 
 # The documents' silence on a point ("The passages do not mention side effects.", 「〜については
 # 記載がありません」): a claim about the documents, not about the world.
@@ -50,9 +50,10 @@ _SILENCE = re.compile(rf"{_SILENCE_EN}|{_SILENCE_JA}|{_SUFFICIENCY_EN}|{_SUFFICI
 # A sentence about the documents instead of the thing asked: the subject is the source, the verb
 # says what it covers.
 _META_EN = re.compile(
-    rf"\b(?:the|this|that|these|those|provided|given|retrieved)\s+(?:\w+\s+)?{SOURCE_EN}\s+(?:\w+\s+)?"
+    rf"\b(?:the|this|that|these|those|provided|given|retrieved|our)\s+(?:[\w-]+\s+){{0,3}}?{SOURCE_EN}\s+(?:\w+\s+)?"
     r"(?:explains?|describes?|provides?|discuss(?:es)?|mentions?|covers?|contains?|talks?\s+about|is\s+about"
     r"|are\s+about|deals?\s+with|outlines?|gives?|includes?|offers?|refers?\s+to|addresses|focus(?:es)?\s+on"
+    r"|ha(?:s|ve)\s+(?:a\s+|an\s+)?(?:page|section|article|guide|information|details|topic)s?\s+(?:on|about|for)"
     r"|presents?|touches\s+on|goes\s+over)\b(?!\s+that\b|:)"  # "The passage mentions that X" answers
     r"|\b(?:it|they)\s+(?:also\s+)?(?:provides?|gives?|offers?|contains?)\s+(?:\w+\s+){0,2}"
     r"(?:information|details|guidance|an?\s+overview)\s+(?:on|about|regarding|of)\b"
@@ -85,20 +86,29 @@ _META_JA = re.compile(
 # What each kind of question word asks for. Japanese counters after 何 ask for a number; those
 # that name a time (何年, 何日, 何時) ask for a date as well, and either satisfies them.
 _ASKS_EN = (
-    (re.compile(r"\bhow\s+(?:many|much|long|far|old|tall|big|high|large|often|deep|wide|heavy|fast)\b"
+    (re.compile(r"\bhow\s+(?:many|much|far|old|tall|big|high|large|often|deep|wide|heavy|fast)\b"
                 r"|\bwhat\s+(?:is|are|was|were)\s+(?:the|its|their|his|her)\s+"
                 r"(?:size|height|length|population|number|amount|price|cost|area|weight|speed|age|depth)\b"
-                r"|\bwhat\s+(?:percentage|number|amount|proportion)\b", re.I), NUMBER),
+                r"|\bwhat\s+(?:percentage|number|amount|proportion)\b"
+                # A limit the question ends on is an amount ("export csv limit", "What is the upload
+                # limit?"); not in "how do I raise my quota" or "Is there a limit on exports?".
+                r"|^(?!\s*(?:is|are)\b)(?:(?!\b(?:how|why|can|could|do|does|should)\b).)*"
+                r"\b(?:limit|quota|maximum|minimum|max|min)s?"
+                r"\s*[?？]?$", re.I), NUMBER),
     # "when" after another question word is a condition ("What should I do first when an earthquake
     # starts?"), not a question for a date.
     (re.compile(r"^(?:(?!\b(?:what|how|who|where|which|why)\b).)*\bwhen\b|\bwhat\s+(?:year|date|time|day|month|century)\b",
                 re.I), DATE),
+    # "How long": an amount of time or a length, not any number ("switches to the Free plan").
+    (re.compile(r"\bhow\s+long\b", re.I), LENGTH),
     (re.compile(r"\bwho(?:m|se)?\b", re.I), PERSON),
     (re.compile(r"\bwhere\b", re.I), PLACE),
 )
 _ASKS_JA = (
     (re.compile(r"何(?:人|名|個|冊|台|回|分|秒|時間|歳|才|円|件|階|度|割|倍|枚|本|杯|キロ|メートル|グラム|センチ"
-                r"|ドル|%|パーセント)|いくつ|いくら|どれ(?:くらい|ぐらい|だけ)|どの(?:くらい|ぐらい)|何週|何ヶ月|何か月"),
+                r"|ドル|%|パーセント)|いくつ|いくら|どれ(?:くらい|ぐらい|だけ)|どの(?:くらい|ぐらい)|何週|何ヶ月|何か月"
+                # 「エクスポート 上限」「アップロードの上限は？」: a limit the question ends on is an amount.
+                r"|(?:上限|下限|最大|最小|制限|容量)(?:は|って)?[？?]?$"),
      NUMBER),
     (re.compile(r"いつ|何年|何月|何日|何時|何曜"), DATE),
     (re.compile(r"誰|だれ|どなた"), PERSON),
@@ -111,6 +121,10 @@ _DURATION = re.compile(
     r"(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries)\b",
     re.IGNORECASE,
 )
+
+_DISTANCE = re.compile(
+    r"\d+(?:[.,]\d+)?\s*(?:km|m|cm|mm|mi|ft|in|kilomet(?:er|re)s?|met(?:er|re)s?|centimet(?:er|re)s?|miles?|feet|foot"
+    r"|inch(?:es)?|yards?|キロ|メートル|センチ)\b", re.IGNORECASE)
 
 _MONTHS = ("january february march april may june july august september october november december "
            "jan feb mar apr jun jul aug sep sept oct nov dec").split()
@@ -144,7 +158,8 @@ _PLACE_EN = re.compile(r"\b(?:in|at|near|from|on|inside|outside)\s+(?:the\s+)?[A
 # Where a question has several asks ("When ... and who ...?", 「いつ〜し、誰が〜」), each part is
 # answered or not on its own.
 _PART_BOUNDARY = re.compile(
-    r",?\s+and\s+(?=(?:what|when|where|who|whom|whose|which|why|how|is|are|was|were|did|does|do|has|have)\b)"
+    r",?\s+and\s+(?=(?:what|when|where|who|whom|whose|which|why|how|is|are|was|were|did|does|do|has|have|can|could"
+    r"|will|should|may)\b)"
     r"|[,;]\s+(?=(?:what|when|where|who|which|why|how)\b)"
     r"|[、，](?=[^、，]*(?:いつ|誰|だれ|どこ|何|いくつ|いくら|どれ|どの|なぜ|どう))",
     re.IGNORECASE,
@@ -161,14 +176,30 @@ RESTATED_NOVELTY = 0.4
 _POLARITY = re.compile(r"^(?:yes|no|yeah|nope)\b|^(?:はい|いいえ|ええ|いえ)(?:[、,。]|$)", re.IGNORECASE)
 
 
+# 「バックアップはいつ取られていて、自分で復元できますか？」: a yes/no question after a clause with a
+# question word is a part of its own.
+_JA_YES_NO_TAIL = re.compile(r"[、，](?=[^、，]*(?:ますか|ですか|ませんか|でしょうか)[？?]?$)")
+_JA_QUESTION_WORD = re.compile(r"いつ|誰|だれ|どこ|何|いくつ|いくら|どれ|どの|なぜ|どう")
+
+
 def question_parts(question: str) -> list[str]:
-    parts = [p.strip() for p in _PART_BOUNDARY.split(normalise(question))]
-    return [p for p in parts if p]
+    parts = []
+    for part in _PART_BOUNDARY.split(normalise(question)):
+        tail = _JA_YES_NO_TAIL.search(part)
+        if tail is not None and _JA_QUESTION_WORD.search(part, 0, tail.start()):
+            parts += [part[:tail.start()], part[tail.end():]]
+        else:
+            parts.append(part)
+    return [p.strip() for p in parts if p.strip()]
+
+
+# 「誰でも」「いつでも」 are "anyone", "any time": no question.
+_INDEFINITE = re.compile(r"(?:誰|だれ|いつ|どこ|何)でも")
 
 
 def asked(part: str) -> frozenset[str]:
     """The kinds of thing the part asks for; empty for open questions (what is, how, why)."""
-    text = normalise(part)
+    text = _INDEFINITE.sub(" ", normalise(part))
     return frozenset(kind for pattern, kind in (*_ASKS_EN, *_ASKS_JA) if pattern.search(text))
 
 
@@ -197,6 +228,8 @@ def supplied(answer: str, question: str) -> frozenset[str]:
             or novel(_DURATION.findall(text))
             or any(m.lower() not in q_words for m in _DATE_EN.findall(text))):
         kinds.add(DATE)
+    if novel(_DURATION.findall(text)) or novel(_DISTANCE.findall(text)):
+        kinds.add(LENGTH)
     for m in _NAME_EN.finditer(text):
         new_words = [w for w in m.group("name").split() if content_tokens(w) and w.lower() not in q_words]
         if not new_words or all(w.lower() in (*_MONTHS, *_WEEKDAYS) for w in new_words):
