@@ -536,9 +536,13 @@ def test_a_citation_number_does_not_answer_how_many(
          "本社は名古屋市にあります。お役に立てれば幸いです。他にご質問があればお気軽にどうぞ。", JA_CONTEXT),
         ("Audit logs are kept for 90 days.", "Retention:\nAudit logs are kept for 90 days.", EN_CONTEXT),
         ("本社は名古屋市にあります。", "所在地：\n本社は名古屋市にあります。", JA_CONTEXT),
+        # A bare reply before the sentence that says it.
+        ("Audit logs are kept for 90 days.", "Partly. Audit logs are kept for 90 days.", EN_CONTEXT),
+        ("本社は名古屋市にあります。", "一部のみです。本社は名古屋市にあります。", JA_CONTEXT),
     ],
     ids=["en-here-is", "en-certainly", "ja-ika", "ja-kashikomari", "en-i-can-help", "ja-okotae-shimasu",
-         "en-list-header", "ja-list-header", "en-closing", "ja-closing", "en-heading", "ja-heading"],
+         "en-list-header", "ja-list-header", "en-closing", "ja-closing", "en-heading", "ja-heading",
+         "en-bare-reply", "ja-bare-reply"],
 )
 def test_sentences_that_only_frame_the_answer_are_no_statements(
     judge: LocalJudge, plain: str, framed: str, contexts: list[str]

@@ -420,11 +420,16 @@ _FRAMING = re.compile(
     r"|if\s+you\s+have\s+(?:any\s+)?(?:other|further|more|additional|follow-up)\s+questions|is\s+there\s+anything\s+else)"
     r"\b[^.!?]*[!.?]*"
     r"|(?:good\s+luck|enjoy|happy\s+\w+ing)(?:\s+\w+){0,3}[!.]*"
+    # A bare reply ("Partly.", "Not by default."): it says no more than the sentences after it, and no
+    # word of it can be found in a passage.
+    r"|(?:yes|no|yeah|nope|partly|partially|mostly|sometimes|usually|generally|correct|exactly|indeed"
+    r"|not\s+(?:quite|really|always|exactly|by\s+default)|it\s+depends)[!.]*"
     # A bare heading ("Kinetic Energy:", "Passage 1:", "Ingredients:"): what follows is the claim.
     r"|(?:\S+\s+){0,3}[^\s.!?:：]+\s*[:：])$"
     r"|^(?:(?:はい|かしこまりました|承知しました|もちろんです)[、。！!]*)?"
     r"(?:(?:以下|次)(?:は|の|に)[^。]*[:：]|[^。]*(?:以下|次)の(?:通り|とおり|手順)(?:です)?[。:：]?"
     r"|(?:はい|かしこまりました|承知しました|もちろんです)[。！!]*"
+    r"|(?:いいえ|ええ|いえ|一部(?:のみ)?|部分的に(?:は)?|場合によります|その通りです|そうです|違います)(?:です)?[。！!]*"
     rf"|{_ANSWER_IS_JA}"
     r"|(?:お手伝い|お答え|ご説明|ご案内)(?:します|いたします)[。！!]*"
     # 「お役に立てれば幸いです」「他にご質問があればお気軽にどうぞ」
