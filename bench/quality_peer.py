@@ -160,12 +160,12 @@ def table(rows: list[tuple], rates: tuple[float, float]) -> str:
     def cell(v: float | None) -> str:
         return "—" if v is None else f"{v:.2f}"
 
-    head = f"| {'data set':<14} | {'measure':<34} | {'ragpulse local':>14} | {'ragsanity 0.3.0':>15} | {'n':>4} |"
-    lines = [head, "| " + " | ".join(["-" * 14, "-" * 34, "-" * 13 + ":", "-" * 14 + ":", "-" * 3 + ":"]) + " |"]
+    head = f"| {'data set':<15} | {'measure':<34} | {'ragpulse local':>14} | {'ragsanity 0.3.0':>15} | {'n':>4} |"
+    lines = [head, "| " + " | ".join(["-" * 15, "-" * 34, "-" * 13 + ":", "-" * 14 + ":", "-" * 3 + ":"]) + " |"]
     for name, measure, a, b, n in rows:
-        lines.append(f"| {name:<14} | {measure:<34} | {cell(a):>14} | {cell(b):>15} | {n:>4} |")
+        lines.append(f"| {name:<15} | {measure:<34} | {cell(a):>14} | {cell(b):>15} | {n:>4} |")
     lines.append(
-        f"| {'WikiEval dev':<14} | {'records/s (one process)':<34} | {rates[0]:>14.1f} | {rates[1]:>15.0f} | {'':>4} |"
+        f"| {'WikiEval dev':<15} | {'records/s (one process)':<34} | {rates[0]:>14.1f} | {rates[1]:>15.0f} | {'':>4} |"
     )
     return "\n".join(lines)
 
