@@ -130,6 +130,13 @@ def test_answer_relevancy_ranks_on_topic_above_off_topic(
     )
 
 
+@pytest.mark.parametrize("contexts", [[], [""], ["..."], ["—"]], ids=["none", "empty", "dots", "dash"])
+def test_answer_relevancy_needs_no_context_sentence(judge: LocalJudge, contexts: list[str]) -> None:
+    # It reads the contexts to link an answer to its source, but scores without them.
+    value, _ = METRICS["answer_relevancy"](judge, RecordText(EN_QUESTION, contexts, EN_FAITHFUL), Usage())
+    assert 0.0 < value <= 1.0
+
+
 @pytest.mark.parametrize(
     "answer",
     ["I don't know.", "I'm sorry, but I cannot answer that.", "わかりません。", "その情報は提供されていません。"],

@@ -338,9 +338,12 @@ class LocalJudge:
         question lacks link a part to its source: "Yeti Airlines is a popular airline in Nepal" names
         the subject of every sentence about the crash, and restates none of them."""
         said = {p: frozenset(content_tokens(p)) for p in parts}
-        if not any(c.strip() for c in rec.contexts):
-            return said
-        ctx = self._contexts(rec, usage)
+        try:
+            ctx = self._contexts(rec, usage)
+        except JudgeError as e:
+            if e.reason != "no_context_text":
+                raise
+            return said  # answer relevancy needs no contexts: with no sentence there, nothing links
         asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
         for part in parts:
             text = normalise(part)
