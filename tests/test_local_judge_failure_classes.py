@@ -259,8 +259,10 @@ def test_a_yes_no_question_after_a_question_words_clause_is_a_part_of_its_own(qu
         ("how long do you keep data after I delete my workspace", "30 days, then it is erased for good.",
          "Cancelling switches the workspace to the Free plan, and you keep using it."),
         ("How long are audit logs kept?", "For 90 days.", "Audit logs are kept by 2 services."),
+        ("退会後、データはどのくらいの期間保存されますか？", "30日間保存され、その後削除されます。",
+         "無料プランに切り替わり、引き続き使えます。"),
     ],
-    ids=["free-plan", "count"],
+    ids=["free-plan", "count", "ja-free-plan"],
 )
 def test_how_long_is_answered_by_a_time_or_a_length_not_by_any_number(
     judge: LocalJudge, question: str, duration: str, other_number: str

@@ -111,6 +111,8 @@ _ASKS_JA = (
                 r"|(?:上限|下限|最大|最小|制限|容量)(?:は|って)?[？?]?$"),
      NUMBER),
     (re.compile(r"いつ|何年|何月|何日|何時|何曜"), DATE),
+    # 「どのくらいの期間」: an amount of time or a length, as "how long".
+    (re.compile(r"(?:どの|どれ)(?:くらい|ぐらい)の(?:期間|時間|長さ|距離|間)"), LENGTH),
     (re.compile(r"誰|だれ|どなた"), PERSON),
     (re.compile(r"どこ|どちら"), PLACE),
 )
