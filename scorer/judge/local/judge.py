@@ -86,9 +86,9 @@ VERDICT_MIDPOINT = 0.25
 VERDICT_SCALE = 0.15
 
 # A part of an answer restates a context sentence that holds this share of its new words, and this
-# many characters of them (`LocalJudge._said`): two short English words, a Japanese phrase. Written
-# from cases ("Yes, from User Settings at any time." holds all 16 in its source), not fitted to a
-# benchmark.
+# many characters of them (`_restated`): two short English words, a Japanese phrase, a kanji or
+# katakana character weighing CJK_CHAR_WEIGHT letters. Written from cases ("Yes, from User Settings
+# at any time." holds all 16 in its source), not fitted to a benchmark.
 RESTATES_SHARE = 0.4
 RESTATES_CHARS = 8
 CJK_CHAR_WEIGHT = 3.0
@@ -346,23 +346,8 @@ class LocalJudge:
             return said  # answer relevancy needs no contexts: with no sentence there, nothing links
         asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
         for part in parts:
-            text = normalise(part)
-            own = [(range(a, b), tok) for a, b, tok in token_spans(part) if tok not in asked_tokens]
-            held: dict[int, set[int]] = {}
-            for chars, tok in own:
-                for i in ctx.holding.get(tok, ()):
-                    held.setdefault(i, set()).update(chars)
-            needed = max(RESTATES_CHARS, RESTATES_SHARE * _weight(text, set().union(*(r for r, _ in own))))
-            weight = {i: _weight(text, chars) for i, chars in held.items()}
-            linked = {i for i, w in weight.items() if w >= needed}
-            # Two neighbours that each hold a part of it the other lacks, and together enough: an
-            # answer sentence may join two of the source's.
-            linked.update(j for i in held if i + 1 in held
-                          and min(_weight(text, held[i] - held[i + 1]), _weight(text, held[i + 1] - held[i]))
-                          >= RESTATES_CHARS
-                          and _weight(text, held[i] | held[i + 1]) >= needed
-                          for j in (i, i + 1))
-            said[part] = said[part].union(*(ctx.sentence_tokens[i] for i in linked))
+            restated = _restated(ctx, normalise(part), _new_words(part, asked_tokens))
+            said[part] = said[part].union(*(ctx.sentence_tokens[i] for i in restated))
         return said
 
     # -- context relevancy --------------------------------------------------------------------
@@ -522,10 +507,32 @@ def _support(coverage: float, best_sim: float) -> float:
     return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
 
 
+def _new_words(part: str, asked_tokens: set[str]) -> list[tuple[range, str]]:
+    """The characters and token of each of the part's words that the question lacks."""
+    return [(range(a, b), tok) for a, b, tok in token_spans(part) if tok not in asked_tokens]
+
+
 def _own_weight(part: str, asked_tokens: set[str]) -> float:
     """How much the part says beyond the question's words (`_weight`)."""
-    return _weight(normalise(part), set().union(*(range(a, b) for a, b, tok in token_spans(part)
-                                                  if tok not in asked_tokens)))
+    return _weight(normalise(part), set().union(*(chars for chars, _ in _new_words(part, asked_tokens))))
+
+
+def _restated(ctx: ContextIndex, text: str, new: list[tuple[range, str]]) -> set[int]:
+    """The context sentences that hold RESTATES_SHARE, and at least RESTATES_CHARS, of the weight of
+    the part's new words (`text` is the part, normalised); or two neighbours that each hold a share
+    the other lacks and together enough: an answer sentence may join two of the source's."""
+    held: dict[int, set[int]] = {}
+    for chars, tok in new:
+        for i in ctx.holding.get(tok, ()):
+            held.setdefault(i, set()).update(chars)
+    needed = max(RESTATES_CHARS, RESTATES_SHARE * _weight(text, set().union(*(chars for chars, _ in new))))
+    restated = {i for i, chars in held.items() if _weight(text, chars) >= needed}
+    restated.update(j for i in held if i + 1 in held
+                    and min(_weight(text, held[i] - held[i + 1]), _weight(text, held[i + 1] - held[i]))
+                    >= RESTATES_CHARS
+                    and _weight(text, held[i] | held[i + 1]) >= needed
+                    for j in (i, i + 1))
+    return restated
 
 
 def _weight(text: str, chars: set[int]) -> float:
