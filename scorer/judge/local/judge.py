@@ -329,10 +329,9 @@ class LocalJudge:
         return GeneratedQuestions(questions=questions, noncommittal=False)
 
     def _said(self, rec: RecordText, parts: list[str], usage: Usage) -> dict[str, frozenset[str]]:
-        """Each part's content tokens, with those of the context sentences it restates: sentences
-        holding what makes RESTATES_SHARE and RESTATES_CHARS or more of the part's words that the
-        question lacks (in characters, `_weight`: one Japanese word is not several bigrams). An answer
-        leaves the question's subject implied where its source names it: "Yes, from User Settings at
+        """Each part's content tokens, with those of the context sentences it restates (`_restated`,
+        by the weight of the part's words that the question lacks). An answer leaves the question's
+        subject implied where its source names it: "Yes, from User Settings at
         any time." answers "Can I revoke a token?" because the sentence it says again, "Tokens can be
         revoked at any time from User Settings.", is about revoking tokens. Only the words the
         question lacks link a part to its source: "Yeti Airlines is a popular airline in Nepal" names
