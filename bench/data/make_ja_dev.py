@@ -13,8 +13,9 @@ poor answer, so results can be read per kind, never per row.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from dev_rows import write
 
 NOISE = [
     "当社の本社は大阪府にあり、創業は1985年です。",
@@ -184,21 +185,8 @@ ROWS = [
 
 def main() -> None:
     out = Path(__file__).with_name("ja-dev.jsonl")
-    with out.open("w", encoding="utf-8") as f:
-        for i, (question, context, answer, ungrounded, poor, kind) in enumerate(ROWS):
-            noise = [NOISE[(i + k) % len(NOISE)] for k in range(4)]
-            row = {
-                "question": question,
-                "answer": answer,
-                "ungrounded_answer": ungrounded,
-                "poor_answer": poor,
-                "kind": kind,
-                "context_v1": [context],
-                "context_v2": [noise[0] + noise[1] + context + noise[2] + noise[3]],
-                "source": "written by hand for ragpulse (bench/data/make_ja_dev.py)",
-            }
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(f"{len(ROWS)} rows -> {out}")
+    n = write(out, [(ROWS, NOISE, "")], Path(__file__).name)
+    print(f"{n} rows -> {out}")
 
 
 if __name__ == "__main__":

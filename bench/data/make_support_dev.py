@@ -24,8 +24,9 @@ the judge before them); the changes made after reading its misses are in bench/R
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from dev_rows import write
 
 NOISE_EN = [
     "The city library is closed on public holidays.",
@@ -305,22 +306,8 @@ ROWS_JA = [
 
 def main() -> None:
     out = Path(__file__).with_name("support-dev.jsonl")
-    with out.open("w", encoding="utf-8") as f:
-        for noise_pool, sep, rows in ((NOISE_EN, " ", ROWS_EN), (NOISE_JA, "", ROWS_JA)):
-            for i, (question, context, answer, ungrounded, poor, kind) in enumerate(rows):
-                noise = [noise_pool[(i + k) % len(noise_pool)] for k in range(4)]
-                row = {
-                    "question": question,
-                    "answer": answer,
-                    "ungrounded_answer": ungrounded,
-                    "poor_answer": poor,
-                    "kind": kind,
-                    "context_v1": [context],
-                    "context_v2": [sep.join([noise[0], noise[1], context, noise[2], noise[3]])],
-                    "source": "written by hand for ragpulse (bench/data/make_support_dev.py)",
-                }
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(f"{len(ROWS_EN) + len(ROWS_JA)} rows ({len(ROWS_EN)} en, {len(ROWS_JA)} ja) -> {out}")
+    n = write(out, [(ROWS_EN, NOISE_EN, " "), (ROWS_JA, NOISE_JA, "")], Path(__file__).name)
+    print(f"{n} rows ({len(ROWS_EN)} en, {len(ROWS_JA)} ja) -> {out}")
 
 
 if __name__ == "__main__":
