@@ -10,7 +10,8 @@ Measures:
 - WikiEval dev, the Japanese set bench/data/ja-dev.jsonl and the support-bot set
   bench/data/support-dev.jsonl (English and Japanese) (pairs, bench/quality.py's loaders):
   pairwise agreement, ties and failures count as disagreement; the written sets' poor answers also
-  by their `kind`.
+  by their `kind`. Context relevancy also across records: ROC AUC of each question's own passage
+  against another row's passage (a wrong retrieval), as a labelled stream would rank it.
 - Speed: WikiEval-size records per second, ragpulse on all three metrics (quality.py's timing: a
   fresh judge per pass), ragsanity on its two (time inside its evaluate() only).
 
@@ -43,6 +44,9 @@ RAGTRUTH = SHARED / "ragtruth-dev.jsonl"
 WIKIEVAL = SHARED / "wikieval-dev.jsonl"
 JAPANESE = BENCH / "data" / "ja-dev.jsonl"
 SUPPORT = BENCH / "data" / "support-dev.jsonl"
+# The row whose passage stands for a wrong retrieval: far enough that a set written topic by topic
+# does not pair neighbours on one topic.
+WRONG_DOC_STEP = 7
 PEER_SCRIPT = BENCH / "peer_ragsanity.py"
 # ragsanity's names for our metrics; it has no context relevancy.
 PEER_METRIC = {"faithfulness": "faithfulness", "answer_relevancy": "relevancy"}
@@ -112,6 +116,15 @@ def pair_rows(judge: Judge, python: str, name: str, path: Path) -> tuple[list[tu
             peer_lo = [r[PEER_METRIC[metric]] for r in replies[1::2]]
             theirs = agreement(peer_hi, peer_lo)
         out.append((name, f"{metric} agreement", agreement(hi, lo), theirs, len(pairs)))
+        if metric == "context_relevancy":
+            # Across records: each question with its own passage against another row's passage (a
+            # retrieval that returned the wrong document), the way a labelled stream is ranked.
+            other = [ours(judge, metric, RecordText(p.better.question, pairs[(i + WRONG_DOC_STEP) % len(pairs)]
+                                                    .better.contexts, p.better.answer), failures)
+                     for i, p in enumerate(pairs)]
+            out.append((name, "  AUC own passage vs another row's", auc([v or 0.0 for v in hi + other],
+                                                                        [1] * len(hi) + [0] * len(other)),
+                        None, len(pairs)))
         if metric == "answer_relevancy" and any(kinds):
             for kind in sorted({k for k in kinds if k}):
                 idx = [i for i, k in enumerate(kinds) if k == kind]

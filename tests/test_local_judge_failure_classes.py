@@ -1108,3 +1108,37 @@ def test_a_link_is_the_same_link_with_another_scheme(judge: LocalJudge, answer: 
     same_link = answer.replace("https://www.", "http://")
     expected = faithfulness(judge, same_link, contexts)[0]
     assert faithfulness(judge, answer, contexts)[0] == pytest.approx(expected, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("question", "right", "wrong"),
+    [
+        ("how do I set up SSO",
+         ["To set up SSO, open Settings > Security > SSO and upload your identity provider's metadata XML. "
+          "Verify your domain before you turn SSO on."],
+         ["Invoices are emailed on the first day of each month. You can download past invoices from Billing > "
+          "History."]),
+        ("SSOの設定方法",
+         ["SSOを設定するには、設定のセキュリティからSSOを開き、IdPのメタデータXMLをアップロードします。"
+          "有効にする前にドメインを確認してください。"],
+         ["請求書は毎月1日にメールで送られます。過去の請求書は請求の履歴からダウンロードできます。"]),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_retrieval_that_missed_the_topic_has_low_context_relevancy(
+    judge: LocalJudge, question: str, right: list[str], wrong: list[str]
+) -> None:
+    # Across records, not only against padding of the same passage: the wrong document's best
+    # sentence is not needed as fully as the right one's.
+    right_value = METRICS["context_relevancy"](judge, RecordText(question, right, "x"), Usage())[0]
+    wrong_value = METRICS["context_relevancy"](judge, RecordText(question, wrong, "x"), Usage())[0]
+    assert wrong_value < 0.15 < right_value
+
+
+def test_a_passage_that_answers_in_other_words_still_ranks_above_itself_padded(judge: LocalJudge) -> None:
+    question = "子ども料金は何歳から必要ですか？"
+    passage = "入館料は大人1,200円、小中学生600円です。未就学児は無料です。"
+    padded = "地下鉄の初乗り運賃は180円です。" + passage + "富士山の標高は3776メートルです。"
+    value, padded_value = (METRICS["context_relevancy"](judge, RecordText(question, [c], "x"), Usage())[0]
+                           for c in (passage, padded))
+    assert value > padded_value > 0.0

@@ -96,6 +96,12 @@ CJK_CHAR_WEIGHT = 3.0
 # before it ("admins only.", 「管理者のみ。」).
 FRAGMENT_CHARS = 12
 
+# What a sentence's need keeps when the contexts hold none of the question's words: a passage can
+# answer in other words (「入館料は大人1,200円、小中学生600円です」 for 「子ども料金は何歳から」; Japanese
+# words get no synonym credit), and must still rank above the same passage padded with noise. The
+# smallest of 0.1 / 0.2 / 0.3 that kept that pair of the Japanese dev set (bench/RESULTS.md).
+ON_QUESTION_FLOOR = 0.1
+
 HASH_DIM = 1 << 11
 # Texts embedded at once: bounds the temporaries of a long record, not the result.
 EMBED_BLOCK = 256
@@ -352,12 +358,42 @@ class LocalJudge:
     # -- context relevancy --------------------------------------------------------------------
 
     def relevant_sentences(self, rec: RecordText, sentences: list[str], usage: Usage) -> list[float]:
+        """A sentence's need relative to the record's best sentence (`_need`), times how much of the
+        question the contexts speak of at all (`_on_question`, above ON_QUESTION_FLOOR): relative
+        alone, the best sentence of a retrieval that missed the topic was needed as fully as a right
+        one, and context relevancy could not tell a wrong document from a right one across records
+        (a Japanese question scored higher with another question's passage than with its own)."""
         if not sentences:
             return []
         ctx = self._contexts(rec, usage)
         vectors = ctx.vectors if ctx.sentences == sentences else self.embed(sentences, usage)
         sims = vectors @ self.embed([rec.question], usage)[0]
-        return _need(sims)
+        topical = self._on_question(rec.question, ctx)
+        return [need * (ON_QUESTION_FLOOR + (1.0 - ON_QUESTION_FLOOR) * topical) for need in _need(sims)]
+
+    def _on_question(self, question: str, ctx: ContextIndex) -> float:
+        """The largest share of the question's content words that one context sentence holds, in
+        characters (`_weight`: a Japanese word is not its several bigrams, most of which take in a
+        particle), a missing English word counting by its closest context word (synonym credit, as
+        for statements); 1 for a question with no content word. One sentence, not all contexts
+        together: padding a passage with more sentences must not make it more on the question."""
+        spans = token_spans(question)
+        text = normalise(question)
+        total = _weight(text, set().union(*(range(a, b) for a, b, _ in spans)))
+        if not total:
+            return 1.0
+        tokens = list(dict.fromkeys(tok for _, _, tok in spans))
+        synonyms = self._synonyms([question], ctx)
+        best = 0.0
+        for held, words in zip(ctx.sentence_tokens, ctx.sentence_words, strict=True):
+            credit = synonyms.credit(tokens, held, np.array(words, dtype=np.int64))
+            found: dict[int, float] = {}
+            for a, b, tok in spans:
+                share = 1.0 if tok in held else credit.get(tok, 0.0)
+                for i in range(a, b):
+                    found[i] = max(found.get(i, 0.0), share)
+            best = max(best, sum(_weight(text, {i}) * v for i, v in found.items()) / total)
+        return best
 
     # -- context precision --------------------------------------------------------------------
 
