@@ -56,7 +56,9 @@ from ragpulse.scorer.judge.local.text import (
     keep_only,
     latin_words,
     name_tokens,
+    new_content,
     normalise,
+    text_weight,
     token_spans,
 )
 from ragpulse.scorer.judge.local.usefulness import usefulness
@@ -86,12 +88,11 @@ VERDICT_MIDPOINT = 0.25
 VERDICT_SCALE = 0.15
 
 # A part of an answer restates a context sentence that holds this share of its new words, and this
-# many characters of them (`_restated`): two short English words, a Japanese phrase, a kanji or
-# katakana character weighing CJK_CHAR_WEIGHT letters. Written from cases ("Yes, from User Settings
-# at any time." holds all 16 in its source), not fitted to a benchmark.
+# many characters of them (`_restated`, by text.text_weight): two short English words, a Japanese
+# phrase. Written from cases ("Yes, from User Settings at any time." holds all 16 in its source),
+# not fitted to a benchmark.
 RESTATES_SHARE = 0.4
 RESTATES_CHARS = 8
-CJK_CHAR_WEIGHT = 3.0
 # A part of an answer that says less than this beyond the question's words is a fragment of the part
 # before it ("admins only.", 「管理者のみ。」).
 FRAGMENT_CHARS = 12
@@ -319,39 +320,41 @@ class LocalJudge:
             return GeneratedQuestions(questions=[], noncommittal=True)
         slices = _slices(parts, n)
         subject = _subject(rec.question, [" ".join(s) for s in slices])
-        said = self._said(rec, parts, usage)
+        asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
+        new = {p: new_content(p, asked_tokens) for p in parts}
+        said = self._said(rec, new, usage)
         answered = _answered(rec.question, " ".join(answering), frozenset().union(*(said[p] for p in answering)))
         on_topic: dict[str, bool] = {}
-        asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
         for i, p in enumerate(parts):
+            text, _, own = new[p]
             # A fragment too short to say what it is about goes with the part before it.
             on_topic[p] = p in answering and (
                 _on_topic(rec.question, p, said[p], subject)
-                or (i > 0 and on_topic[parts[i - 1]] and _own_weight(p, asked_tokens) < FRAGMENT_CHARS))
+                or (i > 0 and on_topic[parts[i - 1]] and text_weight(text, own) < FRAGMENT_CHARS))
         questions = [
             answered if answered and any(on_topic[p] for p in parts_of_slice) else " ".join(parts_of_slice)
             for parts_of_slice in slices
         ]
         return GeneratedQuestions(questions=questions, noncommittal=False)
 
-    def _said(self, rec: RecordText, parts: list[str], usage: Usage) -> dict[str, frozenset[str]]:
+    def _said(self, rec: RecordText, new: dict[str, tuple[str, set[int], set[int]]], usage: Usage
+              ) -> dict[str, frozenset[str]]:
         """Each part's content tokens, with those of the context sentences it restates (`_restated`,
-        by the weight of the part's words that the question lacks). An answer leaves the question's
+        by what the part says beyond the question: `new`, from text.new_content). An answer leaves the question's
         subject implied where its source names it: "Yes, from User Settings at
         any time." answers "Can I revoke a token?" because the sentence it says again, "Tokens can be
         revoked at any time from User Settings.", is about revoking tokens. Only the words the
         question lacks link a part to its source: "Yeti Airlines is a popular airline in Nepal" names
         the subject of every sentence about the crash, and restates none of them."""
-        said = {p: frozenset(content_tokens(p)) for p in parts}
+        said = {p: frozenset(content_tokens(p)) for p in new}
         try:
             ctx = self._contexts(rec, usage)
         except JudgeError as e:
             if e.reason != "no_context_text":
                 raise
             return said  # answer relevancy needs no contexts: with no sentence there, nothing links
-        asked_tokens = set(content_tokens(rec.question, drop_question_words=False))
-        for part in parts:
-            restated = _restated(ctx, normalise(part), _new_words(part, asked_tokens))
+        for part, (text, _, own) in new.items():
+            restated = _restated(ctx, text, own)
             said[part] = said[part].union(*(ctx.sentence_tokens[i] for i in restated))
         return said
 
@@ -373,27 +376,29 @@ class LocalJudge:
 
     def _on_question(self, question: str, ctx: ContextIndex) -> float:
         """The largest share of the question's content words that one context sentence holds, in
-        characters (`_weight`: a Japanese word is not its several bigrams, most of which take in a
-        particle), a missing English word counting by its closest context word (synonym credit, as
+        characters (text.text_weight: a Japanese word is not its several bigrams, most of which take
+        in a particle), a missing English word counting by its closest context word (synonym credit, as
         for statements); 1 for a question with no content word. One sentence, not all contexts
         together: padding a passage with more sentences must not make it more on the question."""
         spans = token_spans(question)
-        text = normalise(question)
-        total = _weight(text, set().union(*(range(a, b) for a, b, _ in spans)))
-        if not total:
+        if not spans:
             return 1.0
+        text = normalise(question)
         tokens = list(dict.fromkeys(tok for _, _, tok in spans))
-        synonyms = self._synonyms([question], ctx)
+        chars = sorted(set().union(*(range(a, b) for a, b, _ in spans)))
+        column = {c: k for k, c in enumerate(chars)}
+        # Which characters each token covers, and what each character weighs.
+        covers = np.zeros((len(tokens), len(chars)), np.float32)
+        for a, b, tok in spans:
+            covers[tokens.index(tok), [column[c] for c in range(a, b)]] = 1.0
+        weights = np.array([text_weight(text, {c}) for c in chars], np.float32)
+        credit = self._synonyms([question], ctx).ramps(tokens)  # tokens x context words
         best = 0.0
         for held, words in zip(ctx.sentence_tokens, ctx.sentence_words, strict=True):
-            credit = synonyms.credit(tokens, held, np.array(words, dtype=np.int64))
-            found: dict[int, float] = {}
-            for a, b, tok in spans:
-                share = 1.0 if tok in held else credit.get(tok, 0.0)
-                for i in range(a, b):
-                    found[i] = max(found.get(i, 0.0), share)
-            best = max(best, sum(_weight(text, {i}) * v for i, v in found.items()) / total)
-        return best
+            found = credit[:, words].max(axis=1) if len(words) else np.zeros(len(tokens), np.float32)
+            found = np.maximum(found, np.array([tok in held for tok in tokens], np.float32))
+            best = max(best, float((covers * found[:, None]).max(axis=0) @ weights))
+        return best / float(weights.sum())
 
     # -- context precision --------------------------------------------------------------------
 
@@ -439,6 +444,16 @@ class _SynonymCredit:
         self._rows = rows
         self._vectors = vectors
         self._context = context
+
+    def ramps(self, tokens: list[str]) -> np.ndarray:
+        """Each token's credit against every context word, a row of zeros for a token with no
+        vector: the whole matrix, so for a few tokens only (a question's)."""
+        out = np.zeros((len(tokens), len(self._context)), np.float32)
+        picked = [k for k, t in enumerate(tokens) if t in self._rows]
+        if picked and len(self._context):
+            cosines = self._vectors[[self._rows[tokens[k]] for k in picked]] @ self._context.T
+            out[picked] = np.clip((cosines - SYNONYM_NONE) / (SYNONYM_FULL - SYNONYM_NONE), 0.0, 1.0)
+        return out
 
     def credit(self, tokens: list[str], have: frozenset[str], among: np.ndarray | None) -> dict[str, float]:
         """The best credit of each token among the given context words (all for None)."""
@@ -542,40 +557,25 @@ def _support(coverage: float, best_sim: float) -> float:
     return float(np.clip(coverage * (1.0 + max(best_sim, 0.0)) / 2.0, 0.0, 1.0))
 
 
-def _new_words(part: str, asked_tokens: set[str]) -> list[tuple[range, str]]:
-    """The characters and token of each of the part's words that the question lacks."""
-    return [(range(a, b), tok) for a, b, tok in token_spans(part) if tok not in asked_tokens]
-
-
-def _own_weight(part: str, asked_tokens: set[str]) -> float:
-    """How much the part says beyond the question's words (`_weight`)."""
-    return _weight(normalise(part), set().union(*(chars for chars, _ in _new_words(part, asked_tokens))))
-
-
-def _restated(ctx: ContextIndex, text: str, new: list[tuple[range, str]]) -> set[int]:
-    """The context sentences that hold RESTATES_SHARE, and at least RESTATES_CHARS, of the weight of
-    the part's new words (`text` is the part, normalised); or two neighbours that each hold a share
-    the other lacks and together enough: an answer sentence may join two of the source's."""
+def _restated(ctx: ContextIndex, text: str, own: set[int]) -> set[int]:
+    """The context sentences that hold RESTATES_SHARE, and at least RESTATES_CHARS, of what the part
+    says beyond the question (`own`: offsets in the normalised part `text`, by `text_weight`); or
+    two neighbours that each hold a share the other lacks and together enough: an answer sentence
+    may join two of the source's."""
     held: dict[int, set[int]] = {}
-    for chars, tok in new:
-        for i in ctx.holding.get(tok, ()):
-            held.setdefault(i, set()).update(chars)
-    needed = max(RESTATES_CHARS, RESTATES_SHARE * _weight(text, set().union(*(chars for chars, _ in new))))
-    restated = {i for i, chars in held.items() if _weight(text, chars) >= needed}
+    for start, end, tok in token_spans(text):
+        chars = own.intersection(range(start, end))
+        if chars:
+            for i in ctx.holding.get(tok, ()):
+                held.setdefault(i, set()).update(chars)
+    needed = max(RESTATES_CHARS, RESTATES_SHARE * text_weight(text, own))
+    restated = {i for i, chars in held.items() if text_weight(text, chars) >= needed}
     restated.update(j for i in held if i + 1 in held
-                    and min(_weight(text, held[i] - held[i + 1]), _weight(text, held[i + 1] - held[i]))
+                    and min(text_weight(text, held[i] - held[i + 1]), text_weight(text, held[i + 1] - held[i]))
                     >= RESTATES_CHARS
-                    and _weight(text, held[i] | held[i + 1]) >= needed
+                    and text_weight(text, held[i] | held[i + 1]) >= needed
                     for j in (i, i + 1))
     return restated
-
-
-def _weight(text: str, chars: set[int]) -> float:
-    """How much of the text these characters are: a kanji or katakana character counts
-    CJK_CHAR_WEIGHT Latin letters (「設定」 says as much as "settings"), hiragana, mostly particles
-    and endings, one."""
-    return sum(CJK_CHAR_WEIGHT if ord(text[i]) >= 0x2E80 and not 0x3040 <= ord(text[i]) <= 0x309F else 1.0
-               for i in chars)
 
 
 def _slices(parts: list[str], n: int) -> list[list[str]]:

@@ -18,7 +18,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ragpulse.scorer.judge.local.text import SOURCE_EN, SOURCE_JA, content_tokens, normalise, token_spans
+from ragpulse.scorer.judge.local.text import (
+    SOURCE_EN,
+    SOURCE_JA,
+    content_tokens,
+    new_content,
+    normalise,
+    text_weight,
+)
 
 NUMBER, DATE, PERSON, PLACE, LENGTH = "number", "date", "person", "place", "length"
 
@@ -168,7 +175,7 @@ _PART_BOUNDARY = re.compile(
 )
 
 
-# Below this share of new content (in characters), a sentence that gives nothing a kind-asking
+# Below this share of new content (by `text_weight`), a sentence that gives nothing a kind-asking
 # question asks for only says the question back (`is_restatement`); set from written cases (near
 # restatements written for the tests 0-30 % new, short right answers 65 % and more), not fitted to
 # a benchmark.
@@ -225,12 +232,12 @@ def supplied(answer: str, question: str) -> frozenset[str]:
     if novel(counts) or novel(_JA_NUMERAL.findall(text)) or any(w in _NUMBER_WORDS and w not in q_words
                                                                  for w in words):
         kinds.add(NUMBER)
-    if (novel(years) or novel(_DATE_JA.findall(text))
+    duration = novel(_DURATION.findall(text))
+    if (duration or novel(years) or novel(_DATE_JA.findall(text))
             or any(w in (*_MONTHS, *_WEEKDAYS) and w not in q_words for w in words)
-            or novel(_DURATION.findall(text))
             or any(m.lower() not in q_words for m in _DATE_EN.findall(text))):
         kinds.add(DATE)
-    if novel(_DURATION.findall(text)) or novel(_DISTANCE.findall(text)):
+    if duration or novel(_DISTANCE.findall(text)):
         kinds.add(LENGTH)
     for m in _NAME_EN.finditer(text):
         new_words = [w for w in m.group("name").split() if content_tokens(w) and w.lower() not in q_words]
@@ -290,28 +297,15 @@ def is_restatement(sentence: str, question: str) -> bool:
     Lighthouse has a well-known design." for "who designed the Harbour Lighthouse", 「〜を作るのには
     時間がかかります」 for 「〜を作るのにどのくらい時間がかかりますか」. An open question ("are
     shallow clones fast?") is answered by few new words, so there the sentence must add none."""
-    spans = token_spans(sentence)
-    if not spans or _POLARITY.match(normalise(sentence).strip()):
+    text, content, new = new_content(sentence, set(content_tokens(question)))
+    if not content or _POLARITY.match(text.strip()):
         return False
-    known = set(content_tokens(question))
-    if all(tok in known for _, _, tok in spans):
+    if not new:
         return True
     parts = question_parts(question)
     return (bool(parts) and all(asked(p) for p in parts)
             and not any(answers_part(p, sentence, question) for p in parts)
-            and _novelty(spans, known) < RESTATED_NOVELTY)
-
-
-def _novelty(spans: list[tuple[int, int, str]], known: set[str]) -> float:
-    """The share of the sentence's content characters that no token of the question covers. In
-    characters, not tokens: one new Japanese word is several bigrams, one English word one token."""
-    content: set[int] = set()
-    covered: set[int] = set()
-    for start, end, tok in spans:
-        content.update(range(start, end))
-        if tok in known:
-            covered.update(range(start, end))
-    return len(content - covered) / len(content)
+            and text_weight(text, new) < RESTATED_NOVELTY * text_weight(text, content))
 
 
 def states_silence(sentence: str) -> bool:

@@ -277,6 +277,30 @@ def _number(text: str, half: str | None) -> str:
     return text
 
 
+# A kanji or katakana character says about as much as this many Latin letters (「設定」 as much as
+# "settings"); a hiragana, mostly particles and endings, one.
+CJK_CHAR_WEIGHT = 3.0
+
+
+def text_weight(text: str, chars: set[int]) -> float:
+    """How much of `text` (normalised) the characters at these offsets say (CJK_CHAR_WEIGHT). Token
+    counts cannot compare languages: one Japanese word is several bigrams, one English word one token."""
+    return sum(CJK_CHAR_WEIGHT if ord(text[i]) >= 0x2E80 and not 0x3040 <= ord(text[i]) <= 0x309F else 1.0
+               for i in chars)
+
+
+def new_content(text: str, known: set[str]) -> tuple[str, set[int], set[int]]:
+    """normalise(text), the offsets of its content tokens, and those of them that no token in
+    `known` covers: what the text says beyond `known` (a question's words)."""
+    content: set[int] = set()
+    covered: set[int] = set()
+    for start, end, tok in token_spans(text):
+        content.update(range(start, end))
+        if tok in known:
+            covered.update(range(start, end))
+    return normalise(text), content, content - covered
+
+
 def content_tokens(text: str, drop_question_words: bool = True) -> list[str]:
     return [tok for _, _, tok in token_spans(text, drop_question_words)]
 
