@@ -67,9 +67,9 @@ def load(cache: Path | None) -> tuple[Population, int]:
     if cache is not None and cache.exists():
         rows = json.loads(cache.read_text())
     else:
-        from ragpulse.scorer.judge.local import LocalJudge
+        from ragpulse.scorer.judge.local import LexicalJudge
 
-        judge = LocalJudge()
+        judge = LexicalJudge()
 
         def faithfulness(q: str, contexts: list[str], answer: str) -> float | None:
             try:

@@ -3,7 +3,7 @@ that weighs them, and a judge whose verdicts come from it (bench/train_local_jud
 bench/quality_peer.py --combiner PATH measures it). Not the shipped judge: on RAGTruth dev it
 ranked worse than the hand-made verdict (bench/RESULTS.md).
 
-Features of a statement (LocalJudge.alignments gives what they are made of): the hand-made
+Features of a statement (LexicalJudge.alignments gives what they are made of): the hand-made
 verdict itself, coverage against all contexts and against the evidence window, decisive numbers
 and names, the evidence's cosine, whether neighbouring words of the statement also stand together
 in one context sentence (a claim recombined from scattered words has them apart), a negation that
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.local.judge import Alignment, found_share, support
 from ragpulse.scorer.judge.local.text import is_decisive, name_tokens, normalise
 
@@ -139,7 +139,7 @@ def load_network(path: Path) -> Network:
     return network(json.loads(path.read_text(encoding="utf-8")))
 
 
-class CombinedJudge(LocalJudge):
+class CombinedJudge(LexicalJudge):
     """The local judge with each statement's support from the network; same evidence sentences."""
 
     def __init__(self, net: Network) -> None:

@@ -3,7 +3,7 @@ and put back at the library's default (10,000 inputs): the native memory behind 
 
     python bench/judge_native_memory.py [--records 12000] [--every 1000]
 
-Each variant runs in a fresh process: one LocalJudge scores bench/soak.py's records (each text
+Each variant runs in a fresh process: one LexicalJudge scores bench/soak.py's records (each text
 distinct, as in the soak) with the default metrics, one record at a time, and prints its RSS growth
 over the RSS after loading the judge. tracemalloc cannot see this memory (it is the Rust allocator's,
 inside `tokenizers`), which is why the soak's traced allocations stayed flat while its RSS grew.
@@ -33,10 +33,10 @@ def variant(records: int, every: int, cache: int | None) -> None:
 
     from ragpulse.scorer.config import ScorerConfig
     from ragpulse.scorer.judge.base import RecordText
-    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.local import LexicalJudge
     from ragpulse.scorer.score import metric_functions, score_text
 
-    judge = LocalJudge()
+    judge = LexicalJudge()
     if cache is not None:
         judge._model.tokenizer.model._resize_cache(cache)  # type: ignore[attr-defined]
     metrics = metric_functions(ScorerConfig())

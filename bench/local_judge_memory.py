@@ -18,7 +18,7 @@ import tracemalloc
 
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.score import metric_functions
 
 
@@ -39,7 +39,7 @@ def peak_rss_mb() -> float:
 
 
 def main() -> None:
-    judge = LocalJudge()
+    judge = LexicalJudge()
     metrics = metric_functions(ScorerConfig())
     record = long_record()
     before = peak_rss_mb()

@@ -40,16 +40,19 @@ PAPER = {
 METRIC_ORDER = ("faithfulness", "answer_relevancy", "context_relevancy")
 
 
-def _local_judge(args: argparse.Namespace) -> Judge:
-    from ragpulse.scorer.judge.local import LocalJudge
+def _offline_judge(name: str) -> Callable[[argparse.Namespace], Judge]:
+    def make(args: argparse.Namespace) -> Judge:
+        from ragpulse.scorer.judge.factory import build_offline_judge
 
-    return LocalJudge()
+        return build_offline_judge(name)
+
+    return make
 
 
 def _openai_judge(args: argparse.Namespace) -> Judge:
     """Any OpenAI-compatible endpoint (e.g. deploy/llm's llama.cpp server). Answer relevancy's
     embeddings come from the endpoint when --embedding-model is given, else from the local judge."""
-    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.local import LexicalJudge
     from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
     from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 
@@ -62,11 +65,12 @@ def _openai_judge(args: argparse.Namespace) -> Judge:
         embedding_model=args.embedding_model,
         timeout_s=args.timeout,
     )
-    return OpenAIJudge(cfg, fallback_embedder=None if args.embedding_model else LocalJudge())
+    return OpenAIJudge(cfg, fallback_embedder=None if args.embedding_model else LexicalJudge())
 
 
 JUDGES: dict[str, Callable[[argparse.Namespace], Judge]] = {
-    "local": _local_judge,
+    "local": _offline_judge("local"),
+    "learned": _offline_judge("learned"),
     "openai": _openai_judge,
 }
 

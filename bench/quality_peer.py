@@ -1,8 +1,8 @@
-"""The local judge beside its offline peer, ragsanity 0.3.0 (pure lexical, on PyPI), on every dev set,
-in one run and one table.
+"""ragpulse's two offline judges (`local`, the lexical one, and `learned`) beside their offline peer,
+ragsanity 0.3.0 (pure lexical, on PyPI), on every dev set, in one run and one table.
 
     bash bench/install_peer_env.sh        # once: ragsanity in .venv-bench, never in ragpulse's venv
-    python bench/quality_peer.py [--peer-python .venv-bench/bin/python] [--repeat 3]
+    python bench/quality_peer.py [--peer-python .venv-bench/bin/python] [--repeat 3] [--judges local,learned]
 
 Measures:
 - RAGTruth dev (labelled responses): ROC AUC of (1 - faithfulness) against `hallucinated`, overall
@@ -13,7 +13,8 @@ Measures:
   by their `kind`. Context relevancy also across records: ROC AUC of each question's own passage
   against another row's passage (a wrong retrieval), as a labelled stream would rank it.
 - Speed: WikiEval-size records per second, ragpulse on all three metrics (quality.py's timing: a
-  fresh judge per pass), ragsanity on its two (time inside its evaluate() only).
+  fresh judge per pass; the judges' passes alternate, medians), ragsanity on its two (time inside its
+  evaluate() only); and each judge's speed as a ratio to `local`'s, measured in the same run.
 
 ragsanity has no context relevancy ("—"). It runs as a subprocess in its own venv
 (bench/peer_ragsanity.py): JSONL in, scores out.
@@ -28,14 +29,12 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
-from judge_features import CombinedJudge, load_network
 from quality import METRIC_ORDER, Pair, load_pairs, records_per_second
 
 from ragpulse.scorer.judge.base import Judge, JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.factory import build_offline_judge
 from ragpulse.scorer.metrics import METRICS, MetricFailure
 
 BENCH = Path(__file__).resolve().parent
@@ -162,53 +161,66 @@ def ragtruth_rows(judge: Judge, python: str) -> tuple[list[tuple], dict[str, int
     return out, failures
 
 
-def speeds(python: str, repeat: int, make_judge: Callable[[], Judge]) -> tuple[float, float]:
+def speeds(python: str, repeat: int, judges: list[str]) -> tuple[dict[str, float], float]:
+    """Records/s of each judge, their passes alternating so that a machine's drift hits all alike."""
     recs = [p.better for row in load_pairs(WIKIEVAL, None) for p in row[:1]]
-    mine = records_per_second(make_judge, WIKIEVAL, None, repeat)
+    rates: dict[str, list[float]] = {name: [] for name in judges}
+    for _ in range(repeat):
+        for name in judges:
+            rates[name].append(records_per_second(lambda n=name: build_offline_judge(n), WIKIEVAL, None, 1))
     theirs = statistics.median(len(recs) / peer(python, recs)[1] for _ in range(repeat))
-    return mine, theirs
+    return {name: statistics.median(r) for name, r in rates.items()}, theirs
 
 
-def table(rows: list[tuple], rates: tuple[float, float]) -> str:
+def table(judges: list[str], rows: list[tuple], rates: tuple[dict[str, float], float]) -> str:
     def cell(v: float | None) -> str:
         return "—" if v is None else f"{v:.2f}"
 
-    head = f"| {'data set':<15} | {'measure':<34} | {'ragpulse local':>14} | {'ragsanity 0.3.0':>15} | {'n':>4} |"
-    lines = [head, "| " + " | ".join(["-" * 15, "-" * 34, "-" * 13 + ":", "-" * 14 + ":", "-" * 3 + ":"]) + " |"]
-    for name, measure, a, b, n in rows:
-        lines.append(f"| {name:<15} | {measure:<34} | {cell(a):>14} | {cell(b):>15} | {n:>4} |")
-    lines.append(
-        f"| {'WikiEval dev':<15} | {'records/s (one process)':<34} | {rates[0]:>14.1f} | {rates[1]:>15.0f} | {'':>4} |"
-    )
+    cols = [f"ragpulse {name}" for name in judges]
+    head = (f"| {'data set':<15} | {'measure':<34} | " + " | ".join(f"{c:>16}" for c in cols)
+            + f" | {'ragsanity 0.3.0':>15} | {'n':>4} |")
+    rule = "| " + " | ".join(["-" * 15, "-" * 34, *["-" * 15 + ":"] * len(cols), "-" * 14 + ":", "-" * 3 + ":"]) + " |"
+    lines = [head, rule]
+    for name, measure, ours_values, theirs, n in rows:
+        cells = " | ".join(f"{cell(v):>16}" for v in ours_values)
+        lines.append(f"| {name:<15} | {measure:<34} | {cells} | {cell(theirs):>15} | {n:>4} |")
+    mine, peer_rate = rates
+    cells = " | ".join(f"{mine[j]:>16.1f}" for j in judges)
+    lines.append(f"| {'WikiEval dev':<15} | {'records/s (one process)':<34} | {cells} | {peer_rate:>15.0f} | {'':>4} |")
+    if "local" in mine:
+        cells = " | ".join(f"{mine[j] / mine['local']:>16.2f}" for j in judges)
+        lines.append(f"| {'WikiEval dev':<15} | {'speed / local (same run)':<34} | {cells} | {'':>15} | {'':>4} |")
     return "\n".join(lines)
+
+
+def judge_rows(judge: Judge, python: str) -> tuple[list[tuple], dict[str, int]]:
+    rows, failures = ragtruth_rows(judge, python)
+    for name, path in (("WikiEval dev", WIKIEVAL), ("Japanese dev", JAPANESE), ("Support-bot dev", SUPPORT)):
+        more, fails = pair_rows(judge, python, name, path)
+        rows += more
+        for k, v in fails.items():
+            failures[f"{name}: {k}"] = failures.get(f"{name}: {k}", 0) + v
+    return rows, failures
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--peer-python", default=str(BENCH.parent / ".venv-bench" / "bin" / "python"))
     p.add_argument("--repeat", type=int, default=3, help="timing passes (median reported)")
-    p.add_argument("--combiner", type=Path,
-                   help="score with the learned-combiner experiment's weights (bench/train_local_judge.py) "
-                        "instead of the shipped judge's verdicts")
+    p.add_argument("--judges", default="local,learned", help="offline judges to compare, comma-separated")
     args = p.parse_args(argv)
     if not Path(args.peer_python).exists():
         sys.exit(f"{args.peer_python} is missing: run bash bench/install_peer_env.sh first")
     start = time.perf_counter()
-    net = load_network(args.combiner) if args.combiner else None
-
-    def make_judge() -> Judge:
-        return CombinedJudge(net) if net else LocalJudge()
-
-    judge = make_judge()
-    rows, failures = ragtruth_rows(judge, args.peer_python)
-    for name, path in (("WikiEval dev", WIKIEVAL), ("Japanese dev", JAPANESE), ("Support-bot dev", SUPPORT)):
-        more, fails = pair_rows(judge, args.peer_python, name, path)
-        rows += more
-        for k, v in fails.items():
-            failures[f"{name}: {k}"] = failures.get(f"{name}: {k}", 0) + v
-    print(table(rows, speeds(args.peer_python, args.repeat, make_judge)))
-    listed = ", ".join(f"{k}={v}" for k, v in sorted(failures.items()))
-    print(f"\nragpulse failures (no score) by reason: {listed or 'none'}")
+    judges = args.judges.split(",")
+    per_judge = {name: judge_rows(build_offline_judge(name), args.peer_python) for name in judges}
+    first = per_judge[judges[0]][0]
+    rows = [(name, measure, [per_judge[j][0][i][2] for j in judges], theirs, n)
+            for i, (name, measure, _, theirs, n) in enumerate(first)]
+    print(table(judges, rows, speeds(args.peer_python, args.repeat, judges)))
+    for name in judges:
+        listed = ", ".join(f"{k}={v}" for k, v in sorted(per_judge[name][1].items()))
+        print(f"\nragpulse {name} failures (no score) by reason: {listed or 'none'}")
     print(f"total {time.perf_counter() - start:.0f} s")
     return 0
 

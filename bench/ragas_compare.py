@@ -110,9 +110,9 @@ def build_metrics(base_url: str, model: str) -> dict[str, object]:
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics import ContextRelevance, Faithfulness, ResponseRelevancy
 
-    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.local import LexicalJudge
 
-    local = LocalJudge()
+    local = LexicalJudge()
 
     class LocalEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -43,7 +43,7 @@ from quality import load_pairs
 from quality_peer import RAGTRUTH, WIKIEVAL, auc, read_jsonl
 
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.generator import SampleGenerator
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
@@ -155,7 +155,7 @@ def auc_line(name: str, risk: Sequence[float], labels: Sequence[int]) -> str:
     return f"| {name} | {value:.2f} | {lo:.2f}–{hi:.2f} | {len(risk)} ({sum(labels)} hallucinated) |"
 
 
-def wikieval(rows: int, judge: OpenAIJudge, local: LocalJudge, source: CachedSamples, tokens: Tokens,
+def wikieval(rows: int, judge: OpenAIJudge, local: LexicalJudge, source: CachedSamples, tokens: Tokens,
              deadline: float, failures: Counter[str]) -> tuple[dict[str, list[bool]], Cost]:
     wins: dict[str, list[bool]] = {"prompt": [], "local": [], "faithfulness": []}
     cost = Cost()
@@ -214,7 +214,7 @@ def ragtruth_rows(count: int, seed: int) -> list[dict]:
     return out[:count]
 
 
-def ragtruth(count: int, seed: int, local: LocalJudge, source: CachedSamples, deadline: float,
+def ragtruth(count: int, seed: int, local: LexicalJudge, source: CachedSamples, deadline: float,
              failures: Counter[str]) -> tuple[list[float], list[float], list[int]]:
     check, faith, labels = [], [], []
     for i, row in enumerate(ragtruth_rows(count, seed)):
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     deadline = started + args.minutes * 60
     failures: Counter[str] = Counter()
-    local = LocalJudge()
+    local = LexicalJudge()
     with llama_server(n_ctx=8192, log_path=Path("/tmp/ragpulse-selfcheck-server.log")) as base_url:
         gen_config = SampleGeneratorConfig(model=MODEL_ALIAS, base_url=base_url, api_key="unused", n=args.n,
                                            timeout_s=900, max_retries=1)

@@ -32,7 +32,7 @@ from ragpulse.scorer.config import ScorerConfig  # noqa: E402
 from ragpulse.scorer.dedupe import RecentRecordIds  # noqa: E402
 from ragpulse.scorer.history import History  # noqa: E402
 from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
-from ragpulse.scorer.judge.local import LocalJudge  # noqa: E402
+from ragpulse.scorer.judge.local import LexicalJudge  # noqa: E402
 from ragpulse.scorer.judge.local.judge import CACHE_SIZE, WORD_CACHE_SIZE  # noqa: E402
 from ragpulse.scorer.observer import ScoredRecord  # noqa: E402
 from ragpulse.scorer.score import metric_functions, score_text  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
     per_min = args.records_per_s * 60
 
-    judge = LocalJudge()
+    judge = LexicalJudge()
     metrics = metric_functions(ScorerConfig())
     scored = [(r, score_text(judge, metrics, RecordText(r.question, r.contexts, r.answer)))
               for r in (record(n) for n in range(200))]
@@ -84,7 +84,7 @@ def main() -> None:
     rows.append(("scorer: redelivery window (scorer/dedupe.py)", f"bus.memory.dedupe_window {window:,} ids",
                  held_bytes(dedupe), f"{window / per_min / 60:.1f} h"))
 
-    fresh = LocalJudge()
+    fresh = LexicalJudge()
 
     def text_cache() -> object:
         for n in range(0, CACHE_SIZE, 8):

@@ -4,7 +4,7 @@
 
 The examples come from bench/judge_examples.py (Python's documentation and fact sheets written from
 templates; no benchmark row). Each becomes one row of statement features, from the judge's own
-alignment of the statement to its contexts (LocalJudge.alignments); the model is logistic
+alignment of the statement to its contexts (LexicalJudge.alignments); the model is logistic
 regression (--hidden 0) or a one-hidden-layer tanh network, fitted by full-batch gradient steps
 from a seeded start, so the same command writes the same bytes (--check retrains and compares).
 Measure the result with `bench/quality_peer.py --combiner PATH`.
@@ -23,7 +23,7 @@ from judge_examples import examples
 from judge_features import FEATURES, feature_rows, network
 
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 
 WEIGHTS_FILE = Path(__file__).resolve().parent / "data" / "local_judge_combiner.json"
 
@@ -38,7 +38,7 @@ RATE = 0.5
 
 def example_rows(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels of `count` generated examples."""
-    judge = LocalJudge()
+    judge = LexicalJudge()
     rows, labels = [], []
     for ex in examples(count, seed):
         aligned = judge.alignments(RecordText("", ex.contexts, ex.statement), [ex.statement], Usage())

@@ -151,10 +151,10 @@ def _cascade(config: ScorerConfig, judge: Judge, registry: CollectorRegistry) ->
     """The offline judge on every record, `judge` on a share (scorer.cascade; docs/estimates.md)."""
     if not config.cascade.enabled:
         return None
-    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.factory import build_offline_judge
 
     metrics = metric_functions(config, aspects=False)  # the offline judge judges no aspect
-    return Cascade(config.cascade, LocalJudge(), judge, metrics, registry, _pacer(judge))
+    return Cascade(config.cascade, build_offline_judge(), judge, metrics, registry, _pacer(judge))
 
 
 class OneProcess:

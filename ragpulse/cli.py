@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragpulse import __version__
 from ragpulse.config import Config, ConfigError, load_config
+from ragpulse.scorer.config import JUDGES
 
 if TYPE_CHECKING:
     from ragpulse.app import CollectorParts
@@ -250,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "Ragas's definition: harmfulness maliciousness coherence correctness conciseness")
     score.add_argument("--baseline", type=Path,
                        help="a previous run's output: per-metric difference on matched rows, with a paired test")
-    score.add_argument("--judge", choices=["local", "openai"], help="judge (default from config: local)")
+    score.add_argument("--judge", choices=list(JUDGES),
+                       help="judge (default from config: local; learned: the offline judge with a cross-encoder)")
     score.add_argument("--metrics", nargs="+", help="metrics to compute (default: all configured)")
     score.add_argument("--config", type=Path, help="YAML config file")
     score.set_defaults(func=cmd_score)

@@ -12,13 +12,17 @@ from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.metric_defaults import ANSWER_CORRECTNESS_WEIGHTS, BUILTIN_ASPECTS, definition
 from ragpulse.scorer.selfcheck_config import SelfCheckConfig
 
-JUDGES = ("local", "openai")
+# The offline judges (no API key): `local`, rules and static embeddings, and `learned`, the same
+# with a cross-encoder's answers (docs/design/local-judge.md; not the default: bench/RESULTS.md).
+OFFLINE_JUDGES = ("local", "learned")
+JUDGES = (*OFFLINE_JUDGES, "openai")
 ASPECT_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
 @dataclass
 class ScorerConfig:
-    # local (offline, no API key) or openai (any OpenAI-compatible endpoint).
+    # local (offline, no API key), learned (offline, with a small cross-encoder; slower) or openai
+    # (any OpenAI-compatible endpoint).
     judge: str = "local"
     # Settings of the `openai` judge; required when judge is openai.
     openai: OpenAIJudgeConfig | None = None
@@ -89,9 +93,9 @@ class ScorerConfig:
                 "(and base_url for a non-OpenAI endpoint)"
             )
         if self.cascade.enabled:
-            if self.judge == "local":
-                raise ConfigError(f"{key(where, 'cascade.enabled')}: the local judge already scores every record; "
-                                  f"set {key(where, 'judge')} to the expensive judge (openai)")
+            if self.judge in OFFLINE_JUDGES:
+                raise ConfigError(f"{key(where, 'cascade.enabled')}: the {self.judge} judge already scores every "
+                                  f"record; set {key(where, 'judge')} to the expensive judge (openai)")
             for name in self.cascade.selection_metrics:
                 if name not in self.metrics:
                     raise ConfigError(f"{key(where, 'cascade.selection_metrics')}: {name!r} is not in "

@@ -19,7 +19,7 @@ from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
 from ragpulse.scorer.judge.base import RecordText
-from ragpulse.scorer.judge.local.judge import LocalJudge
+from ragpulse.scorer.judge.local.judge import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import SAMPLE_TEMPERATURE, OpenAIJudge
 from ragpulse.scorer.metric_defaults import BUILTIN_ASPECTS
@@ -84,7 +84,7 @@ def test_a_verdict_neither_yes_nor_no_is_a_counted_failure() -> None:
 
 def test_local_judge_refuses_every_aspect_honestly() -> None:
     metrics = metric_functions(ScorerConfig(aspects={name: "" for name in BUILTIN_ASPECTS}), [])
-    outcomes = score_text(LocalJudge(), metrics, KIND)
+    outcomes = score_text(LexicalJudge(), metrics, KIND)
     assert {o.error for o in outcomes.values()} == {"unsupported_by_judge"}
     assert all(o.value is None for o in outcomes.values())
 

@@ -22,7 +22,7 @@ from ragpulse.scorer.cascade_config import CascadeConfig
 from ragpulse.scorer.estimates import PpiEstimator
 from ragpulse.scorer.judge.base import RecordText, Usage
 from ragpulse.scorer.judge.budget import Budget
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.pacing import BudgetPacer
 
@@ -177,7 +177,7 @@ def test_the_cascade_needs_an_expensive_judge_and_known_selection_metrics() -> N
         config.scorer.validate("scorer")
 
 
-class ContradictingJudge(LocalJudge):
+class ContradictingJudge(LexicalJudge):
     """The expensive judge of the wiring test: the real local judge, but it supports no statement."""
 
     name = "contradicting"

@@ -7,7 +7,7 @@ import pytest
 from scripted_chat_client import ScriptedChatClient
 
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.local.judge import LocalJudge
+from ragpulse.scorer.judge.local.judge import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 from ragpulse.scorer.metrics import METRICS
@@ -30,15 +30,15 @@ def test_formula_rewards_useful_contexts_ranked_first() -> None:
 
 
 @pytest.fixture(scope="module")
-def local() -> LocalJudge:
-    return LocalJudge()
+def local() -> LexicalJudge:
+    return LexicalJudge()
 
 
 @pytest.mark.parametrize(("question", "useful", "off_topic", "answer"), [
     ("When was the Eiffel Tower completed?", USEFUL_EN, OFF_TOPIC_EN, "It was completed in 1889."),
     ("日本の首都はどこですか？", USEFUL_JA, OFF_TOPIC_JA, "日本の首都は東京です。"),
 ])
-def test_local_judge_ranks_the_useful_context(local: LocalJudge, question, useful, off_topic, answer) -> None:
+def test_local_judge_ranks_the_useful_context(local: LexicalJudge, question, useful, off_topic, answer) -> None:
     first, _ = context_precision(local, RecordText(question, [useful, off_topic], answer), Usage())
     last, detail = context_precision(local, RecordText(question, [off_topic, off_topic, useful], answer), Usage())
     assert first == 1.0
@@ -46,12 +46,12 @@ def test_local_judge_ranks_the_useful_context(local: LocalJudge, question, usefu
     assert detail["usefulness"] == [0.0, 0.0, 1.0]
 
 
-def test_answer_unrelated_to_every_context_scores_zero(local: LocalJudge) -> None:
+def test_answer_unrelated_to_every_context_scores_zero(local: LexicalJudge) -> None:
     rec = RecordText("When was the Eiffel Tower completed?", [OFF_TOPIC_EN], "Bananas are yellow.")
     assert context_precision(local, rec, Usage())[0] == 0.0
 
 
-def test_failures_are_counted_not_scored(local: LocalJudge) -> None:
+def test_failures_are_counted_not_scored(local: LexicalJudge) -> None:
     metrics = {"context_precision": METRICS["context_precision"]}
     no_contexts = score_text(local, metrics, RecordText("Q?", [], "An answer."))["context_precision"]
     assert no_contexts.value is None and no_contexts.error == "no_contexts"
@@ -89,7 +89,7 @@ def test_openai_judge_one_call_with_numbered_contexts(question, useful, off_topi
     assert '"contexts": {"1":' in sent and answer in sent
 
 
-def test_openai_judge_reply_with_a_missing_id_is_malformed(local: LocalJudge) -> None:
+def test_openai_judge_reply_with_a_missing_id_is_malformed(local: LexicalJudge) -> None:
     client = ScriptedChatClient(lambda system, data: {"verdicts": [{"id": 1, "useful": True}]})
     rec = RecordText("Q?", [USEFUL_EN, OFF_TOPIC_EN], "It was completed in 1889.")
     outcome = score_text(openai_judge(client), {"context_precision": METRICS["context_precision"]}, rec)

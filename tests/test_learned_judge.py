@@ -138,3 +138,12 @@ def test_pairs_seen_before_cost_no_forward_pass(monkeypatch: pytest.MonkeyPatch)
     second = encoder.answers(list(reversed(pairs)))
     assert calls == [2]  # the repeated pair within one call and both pairs of the second call come from the cache
     assert first[0] == first[2] == second[1] and first[1] == second[0]
+
+
+def test_an_answer_longer_than_the_bound_is_a_counted_failure(judge: LearnedJudge) -> None:
+    from ragpulse.scorer.judge.local.learned import MAX_STATEMENTS
+
+    answer = " ".join(f"The lighthouse had keeper number {i}." for i in range(MAX_STATEMENTS + 5))
+    with pytest.raises(JudgeError) as err:
+        METRICS["faithfulness"](judge, RecordText(EN_QUESTION, EN_CONTEXT, answer), Usage())
+    assert err.value.reason == "too_many_statements"

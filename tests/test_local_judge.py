@@ -1,4 +1,4 @@
-"""The offline `local` judge, on the real model files shipped by the pinned wordllama wheel.
+"""The offline `local` judge (the lexical one), on the real model files shipped by the pinned wordllama wheel.
 
 Texts are written for these tests (not WikiEval, whose terms keep it out of the repository).
 """
@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage, Verdict
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.local.model import TOKENIZER, WEIGHTS, ModelLoadError, package_dir
 from ragpulse.scorer.metrics import METRICS, MetricFailure
 
 
 @pytest.fixture(scope="module")
-def judge() -> LocalJudge:
-    return LocalJudge()
+def judge() -> LexicalJudge:
+    return LexicalJudge()
 
 
-def score(judge: LocalJudge, metric: str, question: str, contexts: list[str], answer: str) -> float:
+def score(judge: LexicalJudge, metric: str, question: str, contexts: list[str], answer: str) -> float:
     value, _ = METRICS[metric](judge, RecordText(question, contexts, answer), Usage())
     assert isinstance(value, float) and not math.isnan(value) and 0.0 <= value <= 1.0
     return value
@@ -60,7 +60,7 @@ def test_loads_offline_and_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
     start = time.perf_counter()
-    judge = LocalJudge()
+    judge = LexicalJudge()
     assert time.perf_counter() - start < 5.0
     assert judge.name == "local" and "wordllama" in judge.model
     vectors = judge.embed(["a lighthouse on the coast", "灯台"], Usage())
@@ -77,14 +77,14 @@ def test_checksum_mismatch_is_a_clear_error(tmp_path: Path) -> None:
         f.seek(-4, 2)
         f.write(b"\x00\x01\x02\x03")
     with pytest.raises(ModelLoadError, match="checksum mismatch") as info:
-        LocalJudge(model_root=tmp_path)
+        LexicalJudge(model_root=tmp_path)
     assert "wordllama==" in str(info.value)
     assert isinstance(info.value, JudgeError) and info.value.reason == "model_unavailable"
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="missing"):
-        LocalJudge(model_root=tmp_path)
+        LexicalJudge(model_root=tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     ids=["en", "ja"],
 )
 def test_faithful_answer_ranks_above_unfaithful(
-    judge: LocalJudge, question: str, contexts: list[str], faithful: str, unfaithful: str
+    judge: LexicalJudge, question: str, contexts: list[str], faithful: str, unfaithful: str
 ) -> None:
     good = score(judge, "faithfulness", question, contexts, faithful)
     bad = score(judge, "faithfulness", question, contexts, unfaithful)
@@ -104,7 +104,7 @@ def test_faithful_answer_ranks_above_unfaithful(
     assert good >= 0.6 and bad <= 0.3
 
 
-def test_wrong_date_is_not_supported(judge: LocalJudge) -> None:
+def test_wrong_date_is_not_supported(judge: LexicalJudge) -> None:
     rec = RecordText(EN_QUESTION, EN_CONTEXT, "")
     right, wrong = judge.verify(
         rec, ["It was completed on Tuesday, 14 May 1872.", "It was completed on Sunday, 14 July 1873."], Usage()
@@ -123,7 +123,7 @@ def test_wrong_date_is_not_supported(judge: LocalJudge) -> None:
     ids=["en", "ja"],
 )
 def test_answer_relevancy_ranks_on_topic_above_off_topic(
-    judge: LocalJudge, question: str, contexts: list[str], answer: str, off_topic: str
+    judge: LexicalJudge, question: str, contexts: list[str], answer: str, off_topic: str
 ) -> None:
     assert score(judge, "answer_relevancy", question, contexts, answer) > score(
         judge, "answer_relevancy", question, contexts, off_topic
@@ -131,7 +131,7 @@ def test_answer_relevancy_ranks_on_topic_above_off_topic(
 
 
 @pytest.mark.parametrize("contexts", [[], [""], ["..."], ["—"]], ids=["none", "empty", "dots", "dash"])
-def test_answer_relevancy_needs_no_context_sentence(judge: LocalJudge, contexts: list[str]) -> None:
+def test_answer_relevancy_needs_no_context_sentence(judge: LexicalJudge, contexts: list[str]) -> None:
     # It reads the contexts to link an answer to its source, but scores without them.
     value, _ = METRICS["answer_relevancy"](judge, RecordText(EN_QUESTION, contexts, EN_FAITHFUL), Usage())
     assert 0.0 < value <= 1.0
@@ -141,13 +141,13 @@ def test_answer_relevancy_needs_no_context_sentence(judge: LocalJudge, contexts:
     "answer",
     ["I don't know.", "I'm sorry, but I cannot answer that.", "わかりません。", "その情報は提供されていません。"],
 )
-def test_noncommittal_answer_has_zero_relevancy(judge: LocalJudge, answer: str) -> None:
+def test_noncommittal_answer_has_zero_relevancy(judge: LexicalJudge, answer: str) -> None:
     value, detail = METRICS["answer_relevancy"](judge, RecordText(EN_QUESTION, EN_CONTEXT, answer), Usage())
     assert value == 0.0 and detail["noncommittal"] is True
 
 
 @pytest.mark.parametrize("answer", ["I don't know.", "わかりません。", "Yes."])
-def test_answer_without_claims_is_a_metric_failure(judge: LocalJudge, answer: str) -> None:
+def test_answer_without_claims_is_a_metric_failure(judge: LexicalJudge, answer: str) -> None:
     with pytest.raises(MetricFailure) as info:
         METRICS["faithfulness"](judge, RecordText(EN_QUESTION, EN_CONTEXT, answer), Usage())
     assert info.value.reason == "no_statements"
@@ -162,7 +162,7 @@ def test_answer_without_claims_is_a_metric_failure(judge: LocalJudge, answer: st
     ids=["en", "ja"],
 )
 def test_context_relevancy_drops_with_irrelevant_padding(
-    judge: LocalJudge, question: str, focused: list[str], padding: str
+    judge: LexicalJudge, question: str, focused: list[str], padding: str
 ) -> None:
     answer = "irrelevant to this metric"
     assert score(judge, "context_relevancy", question, focused, answer) > score(
@@ -170,7 +170,7 @@ def test_context_relevancy_drops_with_irrelevant_padding(
     )
 
 
-def test_degrees_are_in_unit_interval_and_never_nan(judge: LocalJudge) -> None:
+def test_degrees_are_in_unit_interval_and_never_nan(judge: LexicalJudge) -> None:
     rec = RecordText(EN_QUESTION, EN_CONTEXT, EN_FAITHFUL)
     sentences = ["The lamp was converted in 1931.", "Nothing here matches at all!", "灯台"]
     for values in (
@@ -181,7 +181,7 @@ def test_degrees_are_in_unit_interval_and_never_nan(judge: LocalJudge) -> None:
         assert all(0.0 <= v <= 1.0 and not math.isnan(v) for v in values)
 
 
-def test_context_sentences_are_embedded_once_per_record(judge: LocalJudge) -> None:
+def test_context_sentences_are_embedded_once_per_record(judge: LexicalJudge) -> None:
     rec = RecordText(EN_QUESTION, EN_CONTEXT, EN_FAITHFUL)
     usage = Usage()
     for name in ("faithfulness", "context_relevancy"):
@@ -193,12 +193,12 @@ def test_context_sentences_are_embedded_once_per_record(judge: LocalJudge) -> No
     assert again.calls == 1  # only the question is embedded; the context index is reused
 
 
-def test_text_without_any_token_is_a_judge_error(judge: LocalJudge) -> None:
+def test_text_without_any_token_is_a_judge_error(judge: LexicalJudge) -> None:
     with pytest.raises(JudgeError):
         judge.embed([""], Usage())
 
 
-def test_statements_split_japanese_and_glued_sentences(judge: LocalJudge) -> None:
+def test_statements_split_japanese_and_glued_sentences(judge: LexicalJudge) -> None:
     ja = RecordText(JA_QUESTION, JA_CONTEXT, "完成はいつですか？１８７２年です！設計者はコリンズです。")
     assert len(judge.statements(ja, Usage())) == 3
     en = RecordText(EN_QUESTION, EN_CONTEXT, "It was completed in 1872.It is 38 metres tall; it stands in Port Elsby.")

@@ -22,7 +22,7 @@ import judge_features  # noqa: E402
 import train_local_judge  # noqa: E402
 
 from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
-from ragpulse.scorer.judge.local import LocalJudge  # noqa: E402
+from ragpulse.scorer.judge.local import LexicalJudge  # noqa: E402
 from ragpulse.scorer.sentences import context_sentences  # noqa: E402
 
 CONTEXT = [
@@ -34,11 +34,11 @@ CONTEXT = [
 
 
 @pytest.fixture(scope="module")
-def judge() -> LocalJudge:
-    return LocalJudge()
+def judge() -> LexicalJudge:
+    return LexicalJudge()
 
 
-def row(judge: LocalJudge, statement: str, contexts: list[str] = CONTEXT) -> dict[str, float]:
+def row(judge: LexicalJudge, statement: str, contexts: list[str] = CONTEXT) -> dict[str, float]:
     aligned = judge.alignments(RecordText("", contexts, statement), [statement], Usage())
     return dict(zip(judge_features.FEATURES, judge_features.feature_rows(aligned)[0], strict=True))
 
@@ -54,7 +54,7 @@ def test_examples_are_seeded_balanced_and_broken_ones_are_not_context_sentences(
             assert ex.statement not in context_sentences(ex.contexts)
 
 
-def test_features_see_a_changed_number_a_foreign_name_and_a_negation(judge: LocalJudge) -> None:
+def test_features_see_a_changed_number_a_foreign_name_and_a_negation(judge: LexicalJudge) -> None:
     true = row(judge, "The lighthouse was completed in 1872.")
     assert true["numbers_all"] == 1.0 and true["negation_differs"] == 0.0
     assert row(judge, "The lighthouse was completed in 1878.")["numbers_all"] == 0.0
@@ -63,7 +63,7 @@ def test_features_see_a_changed_number_a_foreign_name_and_a_negation(judge: Loca
     assert row(judge, "灯台は1872年に完成しませんでした。", ["灯台は1872年に完成しました。"])["negation_differs"] == 1.0
 
 
-def test_words_recombined_from_two_sentences_do_not_stand_together(judge: LocalJudge) -> None:
+def test_words_recombined_from_two_sentences_do_not_stand_together(judge: LexicalJudge) -> None:
     stated = row(judge, "The tower was designed by the engineer Margaret Collins.")
     spliced = row(judge, "The tower was built by Thomas Reid in 1931.")
     assert stated["pairs_together"] == 1.0

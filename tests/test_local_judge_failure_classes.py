@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ragpulse.scorer.judge.base import RecordText, Usage, Verdict
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.local.relevance import asked, question_parts
 from ragpulse.scorer.judge.local.text import content_tokens
 from ragpulse.scorer.metrics import METRICS
@@ -47,20 +47,20 @@ SUPPORT_CONTEXT_JA = [
 
 
 @pytest.fixture(scope="module")
-def judge() -> LocalJudge:
-    return LocalJudge()
+def judge() -> LexicalJudge:
+    return LexicalJudge()
 
 
-def relevancy(judge: LocalJudge, question: str, answer: str, contexts: list[str]) -> tuple[float, bool]:
+def relevancy(judge: LexicalJudge, question: str, answer: str, contexts: list[str]) -> tuple[float, bool]:
     value, detail = METRICS["answer_relevancy"](judge, RecordText(question, contexts, answer), Usage())
     return value, detail["noncommittal"]
 
 
-def faithfulness(judge: LocalJudge, answer: str, contexts: list[str]) -> tuple[float, dict]:
+def faithfulness(judge: LexicalJudge, answer: str, contexts: list[str]) -> tuple[float, dict]:
     return METRICS["faithfulness"](judge, RecordText("q", contexts, answer), Usage())
 
 
-def assert_adds_no_statement(judge: LocalJudge, answer: str, plain: str, contexts: list[str]) -> None:
+def assert_adds_no_statement(judge: LexicalJudge, answer: str, plain: str, contexts: list[str]) -> None:
     """`answer` is `plain` (one claim) with something that is no claim: one statement, the same score."""
     value, detail = faithfulness(judge, answer, contexts)
     assert len(detail["statements"]) == 1
@@ -97,7 +97,7 @@ def assert_adds_no_statement(judge: LocalJudge, answer: str, plain: str, context
          "en-near-how-long", "en-near-who", "ja-near-dono-kurai", "ja-near-dare", "en-asking-whether", "ja-desune"],
 )
 def test_restating_the_question_commits_to_nothing(
-    judge: LocalJudge, question: str, restated: str, right: str, contexts: list[str]
+    judge: LexicalJudge, question: str, restated: str, right: str, contexts: list[str]
 ) -> None:
     value, noncommittal = relevancy(judge, question, restated, contexts)
     assert noncommittal and value == 0.0
@@ -112,7 +112,7 @@ def test_restating_the_question_commits_to_nothing(
     ],
     ids=["en", "ja"],
 )
-def test_a_short_answer_to_an_open_question_is_no_restatement(judge: LocalJudge, question: str, answer: str) -> None:
+def test_a_short_answer_to_an_open_question_is_no_restatement(judge: LexicalJudge, question: str, answer: str) -> None:
     value, noncommittal = relevancy(judge, question, answer, EN_CONTEXT)
     assert not noncommittal and value > 0.5
 
@@ -130,7 +130,7 @@ def test_a_short_answer_to_an_open_question_is_no_restatement(judge: LocalJudge,
         "その点については存じ上げません。",
     ],
 )
-def test_refusals_are_noncommittal(judge: LocalJudge, answer: str) -> None:
+def test_refusals_are_noncommittal(judge: LexicalJudge, answer: str) -> None:
     value, noncommittal = relevancy(judge, "How long are audit logs kept?", answer, EN_CONTEXT)
     assert noncommittal and value == 0.0
 
@@ -155,7 +155,7 @@ def test_refusals_are_noncommittal(judge: LocalJudge, answer: str) -> None:
          "en-has-a-page", "ja-compound-source"],
 )
 def test_answers_that_describe_the_documents_commit_to_nothing(
-    judge: LocalJudge, question: str, meta: str, contexts: list[str]
+    judge: LexicalJudge, question: str, meta: str, contexts: list[str]
 ) -> None:
     value, noncommittal = relevancy(judge, question, meta, contexts)
     assert noncommittal and value == 0.0
@@ -176,7 +176,7 @@ def test_answers_that_describe_the_documents_commit_to_nothing(
     ids=["en", "ja"],
 )
 def test_long_on_topic_answer_that_misses_the_ask_ranks_below_short_right_one(
-    judge: LocalJudge, question: str, long_miss: str, short_right: str, contexts: list[str]
+    judge: LexicalJudge, question: str, long_miss: str, short_right: str, contexts: list[str]
 ) -> None:
     assert relevancy(judge, question, short_right, contexts)[0] > relevancy(judge, question, long_miss, contexts)[0]
 
@@ -206,7 +206,7 @@ def test_long_on_topic_answer_that_misses_the_ask_ranks_below_short_right_one(
     ids=["en-yes-no", "en-keywords", "ja-yes-no", "ja-keywords", "en-fragment", "ja-fragment"],
 )
 def test_an_answer_that_leaves_the_subject_to_its_source_still_answers(
-    judge: LocalJudge, question: str, right: str, elsewhere: str
+    judge: LexicalJudge, question: str, right: str, elsewhere: str
 ) -> None:
     contexts = SUPPORT_CONTEXT if question.isascii() else SUPPORT_CONTEXT_JA
     value = relevancy(judge, question, right, contexts)[0]
@@ -265,7 +265,7 @@ def test_a_yes_no_question_after_a_question_words_clause_is_a_part_of_its_own(qu
     ids=["free-plan", "count", "ja-free-plan"],
 )
 def test_how_long_is_answered_by_a_time_or_a_length_not_by_any_number(
-    judge: LocalJudge, question: str, duration: str, other_number: str
+    judge: LexicalJudge, question: str, duration: str, other_number: str
 ) -> None:
     assert relevancy(judge, question, duration, SUPPORT_CONTEXT)[0] > relevancy(
         judge, question, other_number, SUPPORT_CONTEXT)[0]
@@ -286,7 +286,7 @@ def test_how_long_is_answered_by_a_time_or_a_length_not_by_any_number(
     ids=["en", "ja"],
 )
 def test_an_answer_sentence_that_joins_two_source_sentences_answers_what_the_first_is_about(
-    judge: LocalJudge, question: str, contexts: list[str], answer: str
+    judge: LexicalJudge, question: str, contexts: list[str], answer: str
 ) -> None:
     assert relevancy(judge, question, answer, contexts)[0] > 0.6
 
@@ -305,7 +305,7 @@ def test_an_answer_sentence_that_joins_two_source_sentences_answers_what_the_fir
     ids=["en", "ja"],
 )
 def test_a_sentence_that_only_names_the_subject_is_not_linked_to_the_source(
-    judge: LocalJudge, question: str, good: str, subject_only: str, contexts: list[str]
+    judge: LexicalJudge, question: str, good: str, subject_only: str, contexts: list[str]
 ) -> None:
     assert relevancy(judge, question, good, contexts)[0] > relevancy(judge, question, subject_only, contexts)[0] + 0.2
 
@@ -323,7 +323,7 @@ def test_a_sentence_that_only_names_the_subject_is_not_linked_to_the_source(
     ids=["en", "ja-where-who", "ja-when-who"],
 )
 def test_incomplete_answer_ranks_below_complete_one(
-    judge: LocalJudge, question: str, complete: str, incomplete: str, contexts: list[str]
+    judge: LexicalJudge, question: str, complete: str, incomplete: str, contexts: list[str]
 ) -> None:
     assert relevancy(judge, question, complete, contexts)[0] > relevancy(judge, question, incomplete, contexts)[0]
 
@@ -346,7 +346,7 @@ def test_incomplete_answer_ranks_below_complete_one(
     ids=["en-who", "en-how-many", "ja-dare", "ja-nanen", "ja-itsu-kara"],
 )
 def test_answer_of_the_asked_type_ranks_above_one_that_is_not(
-    judge: LocalJudge, question: str, right_type: str, wrong_type: str, contexts: list[str]
+    judge: LexicalJudge, question: str, right_type: str, wrong_type: str, contexts: list[str]
 ) -> None:
     assert relevancy(judge, question, right_type, contexts)[0] > relevancy(judge, question, wrong_type, contexts)[0]
 
@@ -354,7 +354,7 @@ def test_answer_of_the_asked_type_ranks_above_one_that_is_not(
 # -- faithfulness ------------------------------------------------------------------------------------
 
 
-def test_supported_paraphrase_keeps_most_of_its_support(judge: LocalJudge) -> None:
+def test_supported_paraphrase_keeps_most_of_its_support(judge: LexicalJudge) -> None:
     paraphrase, _ = faithfulness(judge, "The shop sells bikes.", EN_CONTEXT)
     unsupported, _ = faithfulness(judge, "The shop sells cars.", EN_CONTEXT)
     assert paraphrase > unsupported
@@ -371,7 +371,7 @@ def test_supported_paraphrase_keeps_most_of_its_support(judge: LocalJudge) -> No
     ids=["en", "ja"],
 )
 def test_detail_recombined_from_elsewhere_in_the_contexts_supports_less(
-    judge: LocalJudge, stated: str, recombined: str, contexts: list[str]
+    judge: LexicalJudge, stated: str, recombined: str, contexts: list[str]
 ) -> None:
     assert faithfulness(judge, stated, contexts)[0] > faithfulness(judge, recombined, contexts)[0]
 
@@ -386,7 +386,7 @@ def test_detail_recombined_from_elsewhere_in_the_contexts_supports_less(
     ids=["en", "ja"],
 )
 def test_each_verdict_names_the_sentence_it_was_matched_to(
-    judge: LocalJudge, answer: str, evidence: str, contexts: list[str]
+    judge: LexicalJudge, answer: str, evidence: str, contexts: list[str]
 ) -> None:
     value, detail = faithfulness(judge, answer, contexts)
     (statement,) = detail["statements"]
@@ -407,7 +407,7 @@ def test_each_verdict_names_the_sentence_it_was_matched_to(
     ids=["en", "ja"],
 )
 def test_a_heading_closest_to_the_statement_gives_way_to_the_sentence_that_says_it(
-    judge: LocalJudge, heading: str, sentence: str, answer: str
+    judge: LexicalJudge, heading: str, sentence: str, answer: str
 ) -> None:
     rec = RecordText("q", [f"{heading}\n{sentence}"], answer)
     (alignment,) = judge.alignments(rec, [answer], Usage())
@@ -427,7 +427,7 @@ def test_a_heading_closest_to_the_statement_gives_way_to_the_sentence_that_says_
     ids=["en", "ja"],
 )
 def test_an_answer_with_a_caveat_is_no_refusal(
-    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+    judge: LexicalJudge, question: str, answer: str, contexts: list[str]
 ) -> None:
     value, noncommittal = relevancy(judge, question, answer, contexts)
     assert not noncommittal and value > 0.5
@@ -442,7 +442,7 @@ def test_an_answer_with_a_caveat_is_no_refusal(
     ids=["en-mentions-that", "ja-kisai-no-toori"],
 )
 def test_an_answer_that_names_its_source_still_answers(
-    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+    judge: LexicalJudge, question: str, answer: str, contexts: list[str]
 ) -> None:
     value, noncommittal = relevancy(judge, question, answer, contexts)
     assert not noncommittal and value > 0.5
@@ -469,7 +469,7 @@ def test_an_answer_that_names_its_source_still_answers(
          "ja-niyoruto", "ja-teikyou", "en-several-passages", "ja-several-bunsho"],
 )
 def test_citation_markers_are_no_part_of_a_claim(
-    judge: LocalJudge, plain: str, cited: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, cited: str, contexts: list[str]
 ) -> None:
     """An answer that cites its sources is as faithful as the same answer without the citations: the
     markers' numbers are not claims (they made every cited statement unsupported)."""
@@ -492,7 +492,7 @@ def test_citation_markers_are_no_part_of_a_claim(
     ],
     ids=["en-numbered", "en-bullets", "en-inline", "ja-numbered", "ja-nakaguro"],
 )
-def test_list_markers_are_no_statements(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+def test_list_markers_are_no_statements(judge: LexicalJudge, answer: str, contexts: list[str]) -> None:
     _, detail = faithfulness(judge, answer, contexts)
     statements = [s["statement"] for s in detail["statements"]]
     assert not any(s.rstrip(".)）").isdigit() for s in statements), statements
@@ -509,7 +509,7 @@ def test_list_markers_are_no_statements(judge: LocalJudge, answer: str, contexts
     ids=["en", "ja"],
 )
 def test_a_citation_number_does_not_answer_how_many(
-    judge: LocalJudge, question: str, answer: str, contexts: list[str]
+    judge: LexicalJudge, question: str, answer: str, contexts: list[str]
 ) -> None:
     cited, _ = relevancy(judge, question, answer, contexts)
     plain, _ = relevancy(judge, question, answer.replace(" [3]", "").replace("【3】", ""), contexts)
@@ -547,14 +547,14 @@ def test_a_citation_number_does_not_answer_how_many(
          "en-bare-reply", "ja-bare-reply"],
 )
 def test_sentences_that_only_frame_the_answer_are_no_statements(
-    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, framed: str, contexts: list[str]
 ) -> None:
     """"Here is a summary in 12 words:" claims nothing about the world; as a statement it was
     unsupported (the word count is not in the contexts) and pulled a faithful answer down."""
     assert_adds_no_statement(judge, framed, plain, contexts)
 
 
-def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LocalJudge) -> None:
+def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge: LexicalJudge) -> None:
     _, detail = faithfulness(judge, "Here are the retention rules: audit logs are kept for 90 days.", EN_CONTEXT)
     assert len(detail["statements"]) == 1
 
@@ -565,7 +565,7 @@ def test_a_sentence_with_a_colon_that_says_something_is_still_a_statement(judge:
      "Good luck charms are sold at the shrine for 500 yen.", "ご質問の多い送料は全国一律500円です。"],
     ids=["en-enjoy-with-a-claim", "en-let-me-explain", "en-good-luck-charms", "ja-gositsumon-with-a-claim"],
 )
-def test_a_claim_that_opens_like_a_closing_is_still_a_statement(judge: LocalJudge, answer: str) -> None:
+def test_a_claim_that_opens_like_a_closing_is_still_a_statement(judge: LexicalJudge, answer: str) -> None:
     _, detail = faithfulness(judge, answer, EN_CONTEXT)
     assert len(detail["statements"]) == 1
 
@@ -582,7 +582,7 @@ def test_a_claim_that_opens_like_a_closing_is_still_a_statement(judge: LocalJudg
     ids=["en", "ja"],
 )
 def test_an_abbreviated_month_or_weekday_is_its_name(
-    judge: LocalJudge, abbreviated: str, written_out: str, contexts: list[str]
+    judge: LexicalJudge, abbreviated: str, written_out: str, contexts: list[str]
 ) -> None:
     """"Aug 23" in the answer and "August 23" in the contexts (or the other way round) are one date;
     the abbreviation was a missing word and a name not found."""
@@ -611,7 +611,7 @@ STRUCTURED_JA = [
     ],
     ids=["en-pm", "en-p.m.", "en-decimal", "en-camel-case-key", "ja-gogo", "ja-ji-fun"],
 )
-def test_structured_data_written_as_prose_is_supported(judge: LocalJudge, answer: str, wrong: str) -> None:
+def test_structured_data_written_as_prose_is_supported(judge: LexicalJudge, answer: str, wrong: str) -> None:
     """Structured contexts spell values their own way ('20:0', 4.0, OutdoorSeating); an answer that
     says them in prose ("8 PM", "4 stars", "outdoor seating", 「午後8時」) is supported, a wrong value is
     not. (Support stays partial: a record of data is no close sentence for any statement.)"""
@@ -641,7 +641,7 @@ def test_structured_data_written_as_prose_is_supported(judge: LocalJudge, answer
     ids=["en", "ja"],
 )
 def test_the_evidence_holds_the_statements_numbers_when_a_closer_sentence_does_not(
-    judge: LocalJudge, answer: str, wrong: str, contexts: list[str]
+    judge: LexicalJudge, answer: str, wrong: str, contexts: list[str]
 ) -> None:
     """A record of data is rarely the sentence closest to a statement by embedding (reviews of the
     place are); the sentence that holds its numbers and names is the evidence then."""
@@ -652,7 +652,7 @@ def test_the_evidence_holds_the_statements_numbers_when_a_closer_sentence_does_n
 
 
 @pytest.mark.parametrize("answer", ["The cafe uses local milk.", "The cakes were baked by hand."])
-def test_an_inflected_word_is_the_same_word(judge: LocalJudge, answer: str) -> None:
+def test_an_inflected_word_is_the_same_word(judge: LexicalJudge, answer: str) -> None:
     """"uses"/"used", "cakes"/"cake": truncating words to five letters left short words' inflections
     apart, and a faithful paraphrase lost a share of its support for each (0.88 and 0.86 before)."""
     value, _ = faithfulness(judge, answer, ["The cafe used local milk. Each cake was baked by hand."])
@@ -675,7 +675,7 @@ def test_an_inflected_word_is_the_same_word(judge: LocalJudge, answer: str) -> N
     ],
     ids=["en-one-reviewer", "en-according-to-reviews", "ja-kuchikomi", "ja-to-iu-kuchikomi"],
 )
-def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reported: str, contexts: list[str]) -> None:
+def test_what_reviewers_said_is_the_claim(judge: LexicalJudge, plain: str, reported: str, contexts: list[str]) -> None:
     """Over reviews, an answer reports what people said ("One reviewer mentioned that ..."); the
     words "reviewer" and "mentioned" are in no review, and they made a faithful report unsupported."""
     plain_value = faithfulness(judge, plain, contexts)[0]
@@ -702,7 +702,7 @@ def test_what_reviewers_said_is_the_claim(judge: LocalJudge, plain: str, reporte
          "en-the-author-recounts", "ja-hissha-ni-yoruto", "en-as-mentioned-in-at-the-end", "ja-yori-in-brackets"],
 )
 def test_a_source_as_the_subject_is_no_part_of_the_claim(
-    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, framed: str, contexts: list[str]
 ) -> None:
     """"The passages suggest that X" claims X: "passages" and "suggest" are no words of the contexts,
     and a faithful answer written that way lost support."""
@@ -710,7 +710,7 @@ def test_a_source_as_the_subject_is_no_part_of_the_claim(
     assert faithfulness(judge, framed, contexts)[0] == pytest.approx(plain_value, abs=0.05)
 
 
-def test_an_answer_that_only_describes_the_documents_still_answers_nothing(judge: LocalJudge) -> None:
+def test_an_answer_that_only_describes_the_documents_still_answers_nothing(judge: LexicalJudge) -> None:
     """The teller is dropped for checking faithfulness only: for answer relevancy the sentence is
     still about the documents."""
     _, noncommittal = relevancy(judge, "How long are audit logs kept?",
@@ -726,14 +726,14 @@ def test_an_answer_that_only_describes_the_documents_still_answers_nothing(judge
     ],
     ids=["en", "ja"],
 )
-def test_the_documents_silence_is_no_statement_to_check(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+def test_the_documents_silence_is_no_statement_to_check(judge: LexicalJudge, answer: str, contexts: list[str]) -> None:
     """"The documents do not mention X" is true of the documents and says nothing about the world;
     checked word by word against the contexts it was unsupported, and a careful answer scored low."""
     value, detail = faithfulness(judge, answer, contexts)
     assert len(detail["statements"]) == 1 and value > 0.8
 
 
-def test_an_ordinal_is_its_number(judge: LocalJudge) -> None:
+def test_an_ordinal_is_its_number(judge: LexicalJudge) -> None:
     """"August 23rd" for "August 23": the suffix was a word of its own that no context holds."""
     value, _ = faithfulness(judge, "The audit is held on August 23rd.", ["The audit is held on August 23 each year."])
     wrong, _ = faithfulness(judge, "The audit is held on August 24th.", ["The audit is held on August 23 each year."])
@@ -755,7 +755,7 @@ def test_an_ordinal_is_its_number(judge: LocalJudge) -> None:
     ids=["en", "ja"],
 )
 def test_a_summary_sentence_may_join_facts_from_two_sentences(
-    judge: LocalJudge, fused: str, wrong: str, contexts: list[str]
+    judge: LexicalJudge, fused: str, wrong: str, contexts: list[str]
 ) -> None:
     """A number the contexts hold in another sentence than the evidence counts half near it (it
     scored 0: the window around the evidence lacked it); a number the contexts lack still decides."""
@@ -764,7 +764,7 @@ def test_a_summary_sentence_may_join_facts_from_two_sentences(
     assert fused_value > 0.3 and wrong_value < fused_value / 3
 
 
-def test_a_key_of_two_words_is_also_one_word(judge: LocalJudge) -> None:
+def test_a_key_of_two_words_is_also_one_word(judge: LexicalJudge) -> None:
     """'RestaurantsTakeOut' holds "takeout" as well as "take" and "out"."""
     right, _ = faithfulness(judge, "Harbour Cafe offers takeout.", STRUCTURED)
     wrong, _ = faithfulness(judge, "Harbour Cafe offers delivery.", STRUCTURED)
@@ -788,7 +788,7 @@ JA_RECORD = ['{"店名": "港カフェ", "所在地": "名古屋市", "予約": 
     ids=["en", "en-grouped", "ja"],
 )
 def test_a_yes_no_fact_of_a_record_stated_the_wrong_way_is_unsupported(
-    judge: LocalJudge, right: str, wrong: str, contexts: list[str]
+    judge: LexicalJudge, right: str, wrong: str, contexts: list[str]
 ) -> None:
     """Every word of "does not take reservations" is in a record that says 'RestaurantsReservations':
     True; the polarity is what is wrong, the commonest hallucination over records of data."""
@@ -802,14 +802,14 @@ def test_a_yes_no_fact_of_a_record_stated_the_wrong_way_is_unsupported(
     ids=["en-has", "en-has-not", "ja-has", "ja-has-not"],
 )
 def test_a_fact_the_record_does_not_know_supports_neither_way(
-    judge: LocalJudge, unknown: str, contexts: list[str]
+    judge: LexicalJudge, unknown: str, contexts: list[str]
 ) -> None:
     """'OutdoorSeating': None says the record does not know: "has outdoor seating" is as baseless as
     "has none"."""
     assert faithfulness(judge, unknown, contexts)[0] < 0.3
 
 
-def test_a_word_of_a_grouped_key_elsewhere_is_no_mention_of_it(judge: LocalJudge) -> None:
+def test_a_word_of_a_grouped_key_elsewhere_is_no_mention_of_it(judge: LexicalJudge) -> None:
     """'street' in the parking group is a fact about parking, not about an address on a street."""
     plain = faithfulness(judge, "Harbour Cafe is in Leeds.", EN_RECORD)[0]
     assert faithfulness(judge, "Harbour Cafe is not on a street in Leeds.", EN_RECORD)[0] > plain - 0.3
@@ -826,7 +826,7 @@ def test_a_word_of_a_grouped_key_elsewhere_is_no_mention_of_it(judge: LocalJudge
     ids=["en-located", "en-available", "ja-arimasu"],
 )
 def test_saying_that_something_is_somewhere_or_exists_adds_no_missing_word(
-    judge: LocalJudge, plain: str, existence: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, existence: str, contexts: list[str]
 ) -> None:
     """A record of data says 'city': 'Leeds', never "located"; the verb was a missing word. (The
     wording still moves the embedding's closeness a little.)"""
@@ -834,7 +834,7 @@ def test_saying_that_something_is_somewhere_or_exists_adds_no_missing_word(
     assert faithfulness(judge, existence, contexts)[0] == pytest.approx(plain_value, abs=0.1)
 
 
-def test_a_name_the_question_gives_is_no_invented_entity(judge: LocalJudge) -> None:
+def test_a_name_the_question_gives_is_no_invented_entity(judge: LexicalJudge) -> None:
     """"How much does it cost in Michigan?" answered "In Michigan, it costs ..." names the question's
     scope; as a name the contexts lack it made the statement's support 0. (Japanese has no
     capitalised names: there the name is a missing word like any other.)"""
@@ -861,7 +861,7 @@ def test_a_name_the_question_gives_is_no_invented_entity(judge: LocalJudge) -> N
     ids=["en", "ja"],
 )
 def test_a_right_conversion_in_brackets_is_no_new_claim(
-    judge: LocalJudge, plain: str, converted: str, wrong: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, converted: str, wrong: str, contexts: list[str]
 ) -> None:
     """An answer that adds "(15 degrees Celsius)" gives no number the contexts lack; one that adds
     "(4 degrees Celsius)" does."""
@@ -883,14 +883,14 @@ def test_a_right_conversion_in_brackets_is_no_new_claim(
     ids=["en-they-do-not-provide", "ja-teikyo-sarete-imasen"],
 )
 def test_the_documents_silence_told_with_a_pronoun_is_no_statement(
-    judge: LocalJudge, plain: str, with_silence: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, with_silence: str, contexts: list[str]
 ) -> None:
     """"They do not provide any specific steps" says what the documents lack, as "The passages do
     not mention it" does; checked as a claim it was unsupported and pulled a faithful answer down."""
     assert faithfulness(judge, with_silence, contexts)[0] == pytest.approx(faithfulness(judge, plain, contexts)[0])
 
 
-def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: LocalJudge) -> None:
+def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: LexicalJudge) -> None:
     _, detail = faithfulness(judge, "The store sells bicycles. They do not offer rentals.", EN_CONTEXT)
     assert len(detail["statements"]) == 2
 
@@ -911,7 +911,7 @@ def test_a_pronoun_that_does_not_offer_a_thing_still_makes_a_statement(judge: Lo
     ids=["en-words-in-context", "en-words-in-answer", "ja-kanji-in-context", "ja-kanji-in-answer"],
 )
 def test_a_number_written_as_a_word_is_the_number(
-    judge: LocalJudge, digits: str, wrong: str, contexts: list[str]
+    judge: LexicalJudge, digits: str, wrong: str, contexts: list[str]
 ) -> None:
     """"10 or 20 years" for "ten or even twenty years": the digits were numbers the contexts lack
     (decisive: the statement scored 0), the words were words the answer lacks."""
@@ -940,7 +940,7 @@ def test_a_word_that_only_looks_like_a_number_is_none(text: str) -> None:
     ids=["en-difficult-to-say", "ja-ichigai-ni-wa", "ja-dantei-muzukashii"],
 )
 def test_a_hedge_that_the_question_cannot_be_settled_is_no_statement(
-    judge: LocalJudge, plain: str, hedged: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, hedged: str, contexts: list[str]
 ) -> None:
     """"It is difficult to say which is better" says something about the answer, not the world;
     checked as a claim it was unsupported and pulled a careful, faithful answer down."""
@@ -953,7 +953,7 @@ def test_a_hedge_that_the_question_cannot_be_settled_is_no_statement(
     ids=["en-hedge-then-answer", "en-difficult-as-a-claim"],
 )
 def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_statement(
-    judge: LocalJudge, answer: str
+    judge: LexicalJudge, answer: str
 ) -> None:
     _, detail = faithfulness(judge, answer, EN_CONTEXT)
     assert len(detail["statements"]) == 1
@@ -975,7 +975,7 @@ def test_a_hedge_followed_by_an_answer_or_a_claim_about_difficulty_is_still_a_st
     ids=["en", "ja"],
 )
 def test_a_paraphrased_answer_ranks_above_a_copied_one_with_an_invented_sentence(
-    judge: LocalJudge, paraphrased: str, invented: str, contexts: list[str]
+    judge: LexicalJudge, paraphrased: str, invented: str, contexts: list[str]
 ) -> None:
     """Each paraphrase kept only part of its lexical support, and averaged raw, three of them lost
     more than one invented sentence among copied ones: the verdict is now a step from "not
@@ -993,7 +993,7 @@ def test_a_paraphrased_answer_ranks_above_a_copied_one_with_an_invented_sentence
     ],
     ids=["en", "ja"],
 )
-def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LocalJudge, wrong: str, contexts: list[str]) -> None:
+def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LexicalJudge, wrong: str, contexts: list[str]) -> None:
     """One number of two wrong made the statement half supported; a wrong number makes it wrong."""
     assert faithfulness(judge, wrong, contexts)[0] < 0.1
 
@@ -1007,7 +1007,8 @@ def test_a_wrong_number_is_not_outvoted_by_right_ones(judge: LocalJudge, wrong: 
     ],
     ids=["en", "ja"],
 )
-def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LexicalJudge, answer: str,
+                                                            contexts: list[str]) -> None:
     """"11 at night" and 「夜11時」 are 23:00; read as 11:00 they made a faithful opening hour wrong."""
     assert faithfulness(judge, answer, contexts)[0] > 0.8
 
@@ -1028,7 +1029,7 @@ def test_a_time_with_its_part_of_the_day_is_the_clock_time(judge: LocalJudge, an
     ids=["en-answer-is-colon", "en-answer-is-inline", "en-such-as", "ja-kotae-wa", "ja-kotae-wa-inline"],
 )
 def test_announcing_the_answer_is_no_part_of_a_statement(
-    judge: LocalJudge, plain: str, announced: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, announced: str, contexts: list[str]
 ) -> None:
     """"Therefore, the answer to the question "..." is:" announces the claim that follows; as a
     statement it was unsupported (the question's words are no claim of the contexts)."""
@@ -1047,14 +1048,14 @@ def test_announcing_the_answer_is_no_part_of_a_statement(
     ids=["en-sufficient", "ja-kaito-dekimasu", "ja-juubun"],
 )
 def test_saying_the_documents_are_enough_to_answer_is_no_statement(
-    judge: LocalJudge, plain: str, noted: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, noted: str, contexts: list[str]
 ) -> None:
     """"The information in the passages is sufficient to answer the question" is about the documents,
     as their silence is; checked as a claim it scored 0 and pulled a faithful answer down."""
     assert_adds_no_statement(judge, noted, plain, contexts)
 
 
-def test_enough_for_something_else_is_still_a_statement(judge: LocalJudge) -> None:
+def test_enough_for_something_else_is_still_a_statement(judge: LexicalJudge) -> None:
     _, detail = faithfulness(judge, "One 2 TB table is enough to answer every query.", EN_CONTEXT)
     assert len(detail["statements"]) == 1
 
@@ -1069,7 +1070,7 @@ def test_enough_for_something_else_is_still_a_statement(judge: LocalJudge) -> No
     ids=["en", "ja"],
 )
 def test_a_lead_in_naming_what_follows_is_no_statement(
-    judge: LocalJudge, plain: str, framed: str, contexts: list[str]
+    judge: LexicalJudge, plain: str, framed: str, contexts: list[str]
 ) -> None:
     """"Try the following method:" only leads into a list, like "as follows:"."""
     assert_adds_no_statement(judge, framed, plain, contexts)
@@ -1086,7 +1087,8 @@ def test_a_lead_in_naming_what_follows_is_no_statement(
     ],
     ids=["en", "ja"],
 )
-def test_a_claim_said_twice_is_one_statement(judge: LocalJudge, once: str, repeated: str, contexts: list[str]) -> None:
+def test_a_claim_said_twice_is_one_statement(judge: LexicalJudge, once: str, repeated: str,
+                                             contexts: list[str]) -> None:
     """Repeating a supported sentence (a summary line that says the first sentence again) counted it
     twice and hid the invented one between them."""
     value, detail = faithfulness(judge, repeated, contexts)
@@ -1103,7 +1105,7 @@ def test_a_claim_said_twice_is_one_statement(judge: LocalJudge, once: str, repea
     ],
     ids=["en", "ja"],
 )
-def test_a_link_is_the_same_link_with_another_scheme(judge: LocalJudge, answer: str, contexts: list[str]) -> None:
+def test_a_link_is_the_same_link_with_another_scheme(judge: LexicalJudge, answer: str, contexts: list[str]) -> None:
     """"https://www." for the contexts' "http://": the scheme was a word the contexts lacked."""
     same_link = answer.replace("https://www.", "http://")
     expected = faithfulness(judge, same_link, contexts)[0]
@@ -1126,7 +1128,7 @@ def test_a_link_is_the_same_link_with_another_scheme(judge: LocalJudge, answer: 
     ids=["en", "ja"],
 )
 def test_a_retrieval_that_missed_the_topic_has_low_context_relevancy(
-    judge: LocalJudge, question: str, right: list[str], wrong: list[str]
+    judge: LexicalJudge, question: str, right: list[str], wrong: list[str]
 ) -> None:
     # Across records, not only against padding of the same passage: the wrong document's best
     # sentence is not needed as fully as the right one's.
@@ -1135,7 +1137,7 @@ def test_a_retrieval_that_missed_the_topic_has_low_context_relevancy(
     assert wrong_value < 0.15 < right_value
 
 
-def test_a_passage_that_answers_in_other_words_still_ranks_above_itself_padded(judge: LocalJudge) -> None:
+def test_a_passage_that_answers_in_other_words_still_ranks_above_itself_padded(judge: LexicalJudge) -> None:
     question = "子ども料金は何歳から必要ですか？"
     passage = "入館料は大人1,200円、小中学生600円です。未就学児は無料です。"
     padded = "地下鉄の初乗り運賃は180円です。" + passage + "富士山の標高は3776メートルです。"

@@ -20,7 +20,7 @@ import pytest
 from fault_injecting_openai_server import FaultInjectingOpenAIServer
 
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 from ragpulse.scorer.metrics import METRICS, MetricFailure
@@ -59,7 +59,7 @@ def obeying_judge():
     with FaultInjectingOpenAIServer() as server:
         server.obey_injections = True
         config = OpenAIJudgeConfig(model="steered", base_url=server.base_url, api_key="test", timeout_s=5)
-        yield OpenAIJudge(config, fallback_embedder=LocalJudge())
+        yield OpenAIJudge(config, fallback_embedder=LexicalJudge())
 
 
 @pytest.mark.parametrize("case", list(MARK_ALL_CASES))
@@ -82,7 +82,7 @@ def test_fault_injected_obeying_judge_outputs_no_statements_and_that_is_judge_re
 @pytest.mark.parametrize("case", [*MARK_ALL_CASES, "no_statements"])
 def test_local_judge_scores_unfaithful_answers_with_injections_low(case):
     rec = NO_STATEMENTS_CASE if case == "no_statements" else MARK_ALL_CASES[case]
-    score, detail = METRICS["faithfulness"](LocalJudge(), fresh(rec), Usage())
+    score, detail = METRICS["faithfulness"](LexicalJudge(), fresh(rec), Usage())
     assert score <= 0.5, detail
 
 
@@ -100,7 +100,7 @@ def test_local_judge_scores_unfaithful_answers_with_injections_low(case):
     ],
 )
 def test_claims_taken_from_the_answer_are_grounded(answer, claims):
-    assert checked_statements(LocalJudge(), RecordText("q", ["c"], answer), claims, Usage()) == claims
+    assert checked_statements(LexicalJudge(), RecordText("q", ["c"], answer), claims, Usage()) == claims
 
 
 @pytest.mark.parametrize(
@@ -117,18 +117,18 @@ def test_claims_taken_from_the_answer_are_grounded(answer, claims):
 )
 def test_claims_not_in_the_answer_are_a_counted_failure(answer, claims):
     with pytest.raises(MetricFailure) as err:
-        checked_statements(LocalJudge(), RecordText("q", ["c"], answer), claims, Usage())
+        checked_statements(LexicalJudge(), RecordText("q", ["c"], answer), claims, Usage())
     assert err.value.reason == "ungrounded_statement"
 
 
 def test_no_claim_is_no_statements_only_for_a_noncommittal_answer():
     for refusal in ("申し訳ありませんが、わかりません。", "I don't know.", ""):
         with pytest.raises(MetricFailure) as err:
-            checked_statements(LocalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], refusal), [], Usage())
+            checked_statements(LexicalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], refusal), [], Usage())
         assert err.value.reason == "no_statements"
     for answer in (JA_UNFAITHFUL, NO_STATEMENTS_CASE.answer):
         with pytest.raises(MetricFailure) as err:
-            checked_statements(LocalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], answer), [], Usage())
+            checked_statements(LexicalJudge(), RecordText(JA_QUESTION, [JA_CONTEXT], answer), [], Usage())
         assert err.value.reason == "judge_refused"
 
 

@@ -18,7 +18,7 @@ from ragpulse.config import ConfigError, load_config
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import GeneratedQuestions, RecordText, Usage
-from ragpulse.scorer.judge.local.judge import LocalJudge
+from ragpulse.scorer.judge.local.judge import LexicalJudge
 from ragpulse.scorer.metrics.answer_correctness import answer_correctness
 from ragpulse.scorer.record_text import span_reference
 from ragpulse.scorer.score import metric_functions, score_text
@@ -44,8 +44,8 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def local() -> LocalJudge:
-    return LocalJudge()
+def local() -> LexicalJudge:
+    return LexicalJudge()
 
 
 def scores(judge, case: dict, answer: str, contexts: list[str] | None = None) -> dict[str, float | None]:
@@ -55,7 +55,7 @@ def scores(judge, case: dict, answer: str, contexts: list[str] | None = None) ->
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
-def test_right_answer_beats_wrong_one(local: LocalJudge, language: str) -> None:
+def test_right_answer_beats_wrong_one(local: LexicalJudge, language: str) -> None:
     case = CASES[language]
     right, wrong = scores(local, case, case["right"]), scores(local, case, case["wrong"])
     assert right["answer_correctness"] > 0.75 > 0.25 > wrong["answer_correctness"]
@@ -63,14 +63,14 @@ def test_right_answer_beats_wrong_one(local: LocalJudge, language: str) -> None:
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
-def test_context_recall_finds_the_reference_in_the_contexts(local: LocalJudge, language: str) -> None:
+def test_context_recall_finds_the_reference_in_the_contexts(local: LexicalJudge, language: str) -> None:
     case = CASES[language]
     found = scores(local, case, case["right"])["context_recall"]
     missed = scores(local, case, case["right"], contexts=case["unrelated"])["context_recall"]
     assert found > 0.8 and missed < 0.2
 
 
-def test_no_reference_no_outcome_and_no_failure(local: LocalJudge) -> None:
+def test_no_reference_no_outcome_and_no_failure(local: LexicalJudge) -> None:
     case = CASES["en"]
     metrics = metric_functions(ScorerConfig(), ["faithfulness", *REFERENCE_METRICS])
     for reference in (None, "", "  "):
@@ -79,7 +79,7 @@ def test_no_reference_no_outcome_and_no_failure(local: LocalJudge) -> None:
         assert list(outcomes) == ["faithfulness"]
 
 
-def test_noncommittal_answer_is_not_correct(local: LocalJudge) -> None:
+def test_noncommittal_answer_is_not_correct(local: LexicalJudge) -> None:
     case = CASES["en"]
     outcome = scores(local, case, "I don't know.")
     assert outcome["answer_correctness"] == pytest.approx(0.25 * outcome["answer_similarity"])

@@ -16,7 +16,7 @@ from ragpulse.config import ConfigError, load_config
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.base import RecordText, Usage
-from ragpulse.scorer.judge.local.judge import LocalJudge
+from ragpulse.scorer.judge.local.judge import LexicalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.judge.openai.generator import SampleGenerator
 from ragpulse.scorer.judge.openai.judge import OpenAIJudge
@@ -42,12 +42,12 @@ def outcome(judge, rec: RecordText, config: ScorerConfig | None = None):
 
 
 @pytest.fixture(scope="module")
-def local() -> LocalJudge:
-    return LocalJudge()
+def local() -> LexicalJudge:
+    return LexicalJudge()
 
 
 @pytest.mark.parametrize("case", [EN, JA], ids=["en", "ja"])
-def test_sentence_the_samples_do_not_repeat_is_the_weakest(local: LocalJudge, case: dict) -> None:
+def test_sentence_the_samples_do_not_repeat_is_the_weakest(local: LexicalJudge, case: dict) -> None:
     rec = RecordText(case["question"], [], case["answer"], samples=case["samples"])
     result = outcome(local, rec)
     first, made_up = result.detail["sentences"]
@@ -57,14 +57,14 @@ def test_sentence_the_samples_do_not_repeat_is_the_weakest(local: LocalJudge, ca
     assert result.value == pytest.approx((first["score"] + made_up["score"]) / 2, abs=1e-3)
 
 
-def test_consistent_answer_scores_higher(local: LocalJudge) -> None:
+def test_consistent_answer_scores_higher(local: LexicalJudge) -> None:
     consistent = RecordText(EN["question"], [], "The Eiffel Tower was completed in 1889 for the World's Fair.",
                             samples=EN["samples"])
     mixed = RecordText(EN["question"], [], EN["answer"], samples=EN["samples"])
     assert outcome(local, consistent).value > outcome(local, mixed).value
 
 
-def test_cannot_compute_is_a_counted_failure(local: LocalJudge) -> None:
+def test_cannot_compute_is_a_counted_failure(local: LexicalJudge) -> None:
     assert outcome(local, RecordText("Q?", [], "An answer.")).error == "no_samples"
     assert outcome(local, RecordText("Q?", [], "An answer.", samples=["One."])).error == "too_few_samples"
     assert outcome(local, RecordText("Q?", [], "An answer.", samples=["One.", " "])).error == "too_few_samples"
@@ -87,7 +87,7 @@ def scripted_openai(reply) -> tuple[ScriptedChatClient, OpenAIJudgeConfig]:
                                                         max_retries=0, temperature=1.0)
 
 
-def test_generator_draws_n_samples_each_with_its_own_seed(local: LocalJudge) -> None:
+def test_generator_draws_n_samples_each_with_its_own_seed(local: LexicalJudge) -> None:
     client, config = scripted_openai(lambda system, data: EN["samples"][0])
     generator = SampleGenerator(config, 3, client)
     rec = RecordText(EN["question"], ["The Eiffel Tower was completed in 1889."], EN["answer"])
@@ -99,7 +99,7 @@ def test_generator_draws_n_samples_each_with_its_own_seed(local: LocalJudge) -> 
     assert EN["question"] in sent and "1889" in sent  # the question with its contexts
 
 
-def test_generator_failure_is_a_counted_failure(local: LocalJudge) -> None:
+def test_generator_failure_is_a_counted_failure(local: LexicalJudge) -> None:
     def down(system: str, data: dict) -> str:
         raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1:1/v1"))
 

@@ -13,7 +13,7 @@ from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.judge.base import JudgeError, RecordText, Usage
-from ragpulse.scorer.judge.local import LocalJudge
+from ragpulse.scorer.judge.local import LexicalJudge
 
 
 def record(**overrides: object) -> Record:
@@ -30,7 +30,7 @@ class FaultInjectingJudge:
     """Wraps the real local judge and fails one primitive question on purpose."""
 
     def __init__(self, failing: str, error: Exception) -> None:
-        self._inner = LocalJudge()
+        self._inner = LexicalJudge()
         self.name, self.model = "local", self._inner.model
         self._failing, self._error = failing, error
 
@@ -120,7 +120,7 @@ def test_a_record_abandoned_by_max_attempts_crashed_scorers_is_dead_lettered_uns
         abandoned: int, scored: bool) -> None:
     from ragpulse.core.bus import Delivery
 
-    parts = build_scorer(Config(), InProcessBus(1), CollectorRegistry(), LocalJudge())
+    parts = build_scorer(Config(), InProcessBus(1), CollectorRegistry(), LexicalJudge())
     parts.worker.handle(Delivery(b"k", record().to_json(), None, abandoned))
     assert len(parts.scores.snapshot()) == (1 if scored else 0)
     letters = parts.dead_letters.snapshot()
@@ -165,7 +165,7 @@ def test_every_delivery_is_accounted_for() -> None:
 
 def test_no_statements_is_a_metric_failure() -> None:
     usage = Usage()
-    judge = LocalJudge()
+    judge = LexicalJudge()
     from ragpulse.scorer.metrics import METRICS, MetricFailure
 
     with pytest.raises(MetricFailure):

@@ -109,8 +109,12 @@ def _qed(m: Path, s: Source) -> Iterator[tuple[str, str, int]]:
 
 
 def answer_pairs(rows: Iterator[tuple[str, str, int]], source: str, lang: str, rng: random.Random) -> Iterator[Pair]:
-    """The sentence holding the answer answers the question; up to two other sentences of the same
-    paragraph, the question's words preferred (the hard ones), do not."""
+    """The sentence holding the answer answers the question, alone or with its next sentence; up
+    to two other sentences of the same paragraph, the question's words preferred (the hard ones),
+    do not, and neither does, for half the questions, a sentence of another paragraph (a retrieval
+    that missed the topic: without it the head never sees an off-topic sentence)."""
+    rows = list(rows)
+    paragraphs = list(dict.fromkeys(p for p, _, _ in rows))
     for paragraph, question, start in rows:
         sentences = split_sentences(paragraph)
         holding = [i for i, (off, sent) in enumerate(sentences) if off <= start < off + len(sent)]
@@ -118,6 +122,13 @@ def answer_pairs(rows: Iterator[tuple[str, str, int]], source: str, lang: str, r
             continue
         k = holding[0]
         yield _pair("answers", question, sentences[k][1], 1, source, lang)
+        if k + 1 < len(sentences) and rng.random() < 0.3:
+            joined = sentences[k][1] + (" " if lang == "en" else "") + sentences[k + 1][1]
+            yield _pair("answers", question, joined, 1, source, lang)
+        if len(paragraphs) > 1 and rng.random() < 0.5:
+            other = rng.choice(paragraphs)
+            if other != paragraph and (foreign := [s for _, s in split_sentences(other) if len(s) >= 8]):
+                yield _pair("answers", question, rng.choice(foreign), 0, f"{source}.other_paragraph", lang)
         others = [sent for i, (_, sent) in enumerate(sentences) if i != k and len(sent) >= 8]
         if not others:
             continue

@@ -88,14 +88,14 @@ def openai_judge(log_dir: Path) -> Iterator[Any]:
     """The openai judge on the real model: the server RAGPULSE_LLM_BASE_URL names (…/v1 of one
     already running), or one started here with its log in `log_dir`. Answer relevancy embeds with
     the local judge, as with a chat-only endpoint."""
-    from ragpulse.scorer.judge.local import LocalJudge
+    from ragpulse.scorer.judge.local import LexicalJudge
     from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
     from ragpulse.scorer.judge.openai.judge import OpenAIJudge
 
     def judge(base_url: str) -> OpenAIJudge:
         config = OpenAIJudgeConfig(model=MODEL_ALIAS, base_url=base_url, api_key="unused", timeout_s=600,
                                    max_retries=1)
-        return OpenAIJudge(config, fallback_embedder=LocalJudge())
+        return OpenAIJudge(config, fallback_embedder=LexicalJudge())
 
     running = os.environ.get("RAGPULSE_LLM_BASE_URL")
     if running:

@@ -129,7 +129,7 @@ class ContextIndex:
 
 @dataclass(frozen=True)
 class Alignment:
-    """One statement aligned to the contexts (LocalJudge.alignments)."""
+    """One statement aligned to the contexts (LexicalJudge.alignments)."""
 
     statement: str
     tokens: list[str]  # its content tokens
@@ -154,7 +154,7 @@ class Alignment:
         return self.context.sentences[shown]
 
 
-class LocalJudge:
+class LexicalJudge:
     name = "local"
 
     def __init__(self, model_root: Path | None = None) -> None:
@@ -246,7 +246,7 @@ class LocalJudge:
     def alignments(self, rec: RecordText, statements: list[str], usage: Usage) -> list[Alignment]:
         """Each statement with its closest context sentence, the tokens of that sentence and its
         neighbours, and the synonym credit its missing words get anywhere and nearby: what a
-        verdict is made of (bench/train_local_judge.py builds other verdicts from the same)."""
+        verdict is made of (the learned judge reads the windows it proposes)."""
         if not statements:
             return []
         ctx = self._contexts(rec, usage)
@@ -517,12 +517,18 @@ def support(a: Alignment) -> float:
     or nothing), the share of its names found in the contexts and the agreement of its yes/no facts."""
     if not a.tokens:
         return 0.0
+    # The wording is a matter of degree (paraphrases); the numbers, names and facts decide: the
+    # verdict of the wording is multiplied by them, so that a wrong number is never made up for.
+    return wording_verdict(a) * decisive(a)
+
+
+def wording_verdict(a: Alignment) -> float:
+    """The verdict on the statement's words (numbers aside): the geometric mean of their coverage
+    in all contexts and near the evidence, discounted when the evidence is not close."""
     words = [t for t in a.tokens if not is_decisive(t)]
     wording = float(np.sqrt(found_share(words, a.context.tokens, a.credit_anywhere)
                             * found_share(words, a.near, a.credit_near)))
-    # The wording is a matter of degree (paraphrases); the numbers, names and facts decide: the
-    # verdict of the wording is multiplied by them, so that a wrong number is never made up for.
-    return _verdict(_support(wording, a.closeness)) * decisive(a)
+    return _verdict(_support(wording, a.closeness))
 
 
 def decisive(a: Alignment) -> float:
