@@ -31,7 +31,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from judge_features import CombinedJudge, load_network
 from quality import METRIC_ORDER, Pair, load_pairs, records_per_second
 
 from ragpulse.scorer.judge.base import Judge, JudgeError, RecordText, Usage
@@ -187,17 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--peer-python", default=str(BENCH.parent / ".venv-bench" / "bin" / "python"))
     p.add_argument("--repeat", type=int, default=3, help="timing passes (median reported)")
-    p.add_argument("--combiner", type=Path,
-                   help="score with the learned-combiner experiment's weights (bench/train_local_judge.py) "
-                        "instead of the shipped judge's verdicts")
     args = p.parse_args(argv)
     if not Path(args.peer_python).exists():
         sys.exit(f"{args.peer_python} is missing: run bash bench/install_peer_env.sh first")
     start = time.perf_counter()
-    net = load_network(args.combiner) if args.combiner else None
 
     def make_judge() -> Judge:
-        return CombinedJudge(net) if net else LocalJudge()
+        return LocalJudge()
 
     judge = make_judge()
     rows, failures = ragtruth_rows(judge, args.peer_python)
