@@ -17,7 +17,7 @@ from scripted_chat_client import ScriptedChatClient
 from ragpulse.config import ConfigError, load_config
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
+from ragpulse.scorer.export.prometheus import PrometheusScoreExporter
 from ragpulse.scorer.judge.base import RecordText
 from ragpulse.scorer.judge.local.judge import LocalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragpulse.scorer.batch_stats import mean_ci, paired, t_quantile, wilcoxon_p
+from ragpulse.scorer.batch.stats import mean_ci, paired, t_quantile, wilcoxon_p
 
 # (question, context, faithful answer, made-up answer): the made-up one contradicts the context.
 FACTS = [

@@ -18,10 +18,10 @@ from ragpulse.config import load_config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import keeps, trace_randomness
 from ragpulse.core.wire import Record, Sampling
+from ragpulse.scorer.estimate.pacing import BudgetPacer
 from ragpulse.scorer.judge.base import JudgeError
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.openai.ratelimit import RateLimiter
-from ragpulse.scorer.pacing import BudgetPacer
 
 HOUR = 3600.0
 

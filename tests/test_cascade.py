@@ -17,14 +17,14 @@ from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import keeps, trace_randomness
 from ragpulse.core.settings import ConfigError
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.cascade import Allocator, Cascade, scale_for_share
-from ragpulse.scorer.cascade_config import CascadeConfig
-from ragpulse.scorer.estimates import PpiEstimator
+from ragpulse.scorer.estimate.cascade import Allocator, Cascade, scale_for_share
+from ragpulse.scorer.estimate.config import CascadeConfig
+from ragpulse.scorer.estimate.estimates import PpiEstimator
+from ragpulse.scorer.estimate.pacing import BudgetPacer
 from ragpulse.scorer.judge.base import RecordText, Usage
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.local import LocalJudge
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
-from ragpulse.scorer.pacing import BudgetPacer
 
 
 class ScriptedJudge:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragpulse.scorer.crash_guard import MAX_STEP, MIN_STEP, CommitNote, PartitionGuard
+from ragpulse.scorer.consume.crash_guard import MAX_STEP, MIN_STEP, CommitNote, PartitionGuard
 
 
 def test_a_note_survives_the_trip_through_commit_metadata() -> None:

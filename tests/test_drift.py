@@ -15,7 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.drift import CusumDetector, DriftConfig, DriftDetectorBank
+from ragpulse.scorer.estimate.drift import CusumDetector, DriftConfig, DriftDetectorBank
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
 
@@ -186,10 +186,10 @@ def test_weights_make_the_baseline_the_population_mean():
     assert abs(registry.get_sample_value("ragpulse_score_current_mean", labels) - 0.55) < 1e-9
 
 
-# --- scorer/history.py: the page's bounded history (here for want of a file of its own) -------
+# --- scorer/web/history.py: the page's bounded history (here for want of a file of its own) -------
 
 def test_history_is_bounded_and_worst_records_churn():
-    from ragpulse.scorer.history import History
+    from ragpulse.scorer.web.history import History
 
     now = [1_000_000.0]
     registry = CollectorRegistry()

@@ -14,9 +14,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer import estimates
-from ragpulse.scorer.cascade import scale_for_share
-from ragpulse.scorer.estimates import EstimateBank, PpiEstimator
+from ragpulse.scorer.estimate import estimates
+from ragpulse.scorer.estimate.cascade import scale_for_share
+from ragpulse.scorer.estimate.estimates import EstimateBank, PpiEstimator
 from ragpulse.scorer.observer import CascadeVerdict, ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
 

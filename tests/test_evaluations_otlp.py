@@ -22,8 +22,8 @@ from ragpulse_process import RagpulseProcess
 from ragpulse.config import ConfigError, load_config
 from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.export_config import OtlpExportConfig
-from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
+from ragpulse.scorer.export.config import OtlpExportConfig
+from ragpulse.scorer.export.otlp import OtlpEvaluationExporter
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
 

@@ -17,8 +17,8 @@ from prometheus_server import CORPUS, PrometheusServer, prometheus_binary
 from ragpulse_process import RagpulseProcess
 
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
-from ragpulse.scorer.http_server import ScorerHttpServer
+from ragpulse.scorer.export.http_server import ScorerHttpServer
+from ragpulse.scorer.export.prometheus import PrometheusScoreExporter
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
 

@@ -13,13 +13,13 @@ from prometheus_client import CollectorRegistry
 
 from ragpulse.core.metric_names import METRIC_NAMES
 from ragpulse.core.wire import Record, Sampling, scores_message
-from ragpulse.scorer.history import History
+from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.metric_defaults import BUILTIN_ASPECTS
 from ragpulse.scorer.metrics.aspect_critique import ASPECT_PREFIX
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
-from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.web import metric_styles
+from ragpulse.scorer.web.history import History
 from ragpulse.scorer.web.page import LivePage
 
 APP_JS = Path(metric_styles.__file__).parent / "static" / "app.js"

@@ -13,11 +13,11 @@ from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.http_guard import AuthConfig
 from ragpulse.core.settings import ConfigError
 from ragpulse.core.wire import Record, Sampling, scores_message
-from ragpulse.scorer.history import History
-from ragpulse.scorer.http_server import ScorerHttp
+from ragpulse.scorer.export.http_server import ScorerHttp
+from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.observer import ScoredRecord
 from ragpulse.scorer.score import MetricOutcome
-from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.history import History
 from ragpulse.scorer.web.page import LivePage, PageConfig
 from ragpulse.scorer.web.record_texts import RecentRecordTexts
 

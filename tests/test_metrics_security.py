@@ -19,9 +19,9 @@ from prometheus_server import PrometheusServer, prometheus_binary
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.http_guard import AuthConfig
 from ragpulse.core.tls import TlsConfig
-from ragpulse.scorer.history import History
-from ragpulse.scorer.http_server import ScorerHttp
-from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.export.http_server import ScorerHttp
+from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.history import History
 from ragpulse.scorer.web.page import LivePage, PageConfig
 
 TOKEN = "scrape-token"

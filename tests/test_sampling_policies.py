@@ -37,10 +37,10 @@ from ragpulse.config import Config, ConfigError, load_config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.sampling import trace_randomness, upstream
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.export_prometheus import PrometheusScoreExporter
+from ragpulse.scorer.estimate.pacing import BudgetPacer, kept_by_trace
+from ragpulse.scorer.export.prometheus import PrometheusScoreExporter
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.observer import ScoredRecord
-from ragpulse.scorer.pacing import BudgetPacer, kept_by_trace
 from ragpulse.scorer.score import MetricOutcome
 
 SCALE = 1 << 56

@@ -19,12 +19,12 @@ from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_MET
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.drift import DriftConfig
-from ragpulse.scorer.export_config import OtlpExportConfig
-from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
-from ragpulse.scorer.export_prometheus import JudgeEndpointCollector
+from ragpulse.scorer.consume.kafka import KafkaConsumerMetrics
+from ragpulse.scorer.estimate.drift import DriftConfig
+from ragpulse.scorer.export.config import OtlpExportConfig
+from ragpulse.scorer.export.otlp import OtlpEvaluationExporter
+from ragpulse.scorer.export.prometheus import JudgeEndpointCollector
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
-from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics
 
 ROOT = Path(__file__).resolve().parents[1]
 # What builds a family in prometheus_client: only the catalog may call these.

@@ -19,7 +19,7 @@ from test_receiver_limits import Receivers
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.tls import TlsConfig
-from ragpulse.scorer.http_server import ScorerHttp
+from ragpulse.scorer.export.http_server import ScorerHttp
 from ragpulse.scorer.web.page import PageConfig
 
 FAMILY = "ragpulse_tls_handshake_failures_total"

@@ -25,7 +25,7 @@ from ragpulse.config import ConfigError
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.tls import TlsConfig
-from ragpulse.scorer.http_server import ScorerHttp
+from ragpulse.scorer.export.http_server import ScorerHttp
 from ragpulse.scorer.web.page import PageConfig
 
 INTERVAL_S = 0.2

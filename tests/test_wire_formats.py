@@ -1,5 +1,5 @@
 """The wire formats stay byte-compatible: messages written by the code before the shared core
-(commit 04cf221, collector/record.py, scorer/worker.py, scorer/sinks.py) are read by today's code,
+(commit 04cf221, collector/record.py, scorer/worker.py, scorer/export/sinks.py) are read by today's code,
 and today's code writes the same bytes."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ OLD_SCORES = (
     b'"completion_tokens":25,"cost_usd":0.00015000000000000001},"latency_s":0.9877}'
 )
 
-# dead_letter_envelope of 04cf221 (scorer/sinks.py), text and binary payloads.
+# dead_letter_envelope of 04cf221 (scorer/export/sinks.py), text and binary payloads.
 OLD_DEAD_LETTERS = (
     (b'{"v":"9.0"}', "unsupported_version", "major 9",
      b'{"reason":"unsupported_version","detail":"major 9","attempts":1,'

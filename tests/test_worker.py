@@ -193,8 +193,8 @@ def test_fault_injected_judge_outage_pauses_scoring_instead_of_failing(monkeypat
 
 
 def test_span_values_are_bounded_once_for_every_observer() -> None:
-    from ragpulse.scorer.drift import DriftDetectorBank
-    from ragpulse.scorer.history import History
+    from ragpulse.scorer.estimate.drift import DriftDetectorBank
+    from ragpulse.scorer.web.history import History
 
     config = Config()
     config.prometheus.label_cap = 2

@@ -33,7 +33,7 @@ from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.connection import connection_config, poll_group, subscribe_known_topic
-from ragpulse.scorer.crash_guard import CommitNote, PartitionGuard
+from ragpulse.scorer.consume.crash_guard import CommitNote, PartitionGuard
 
 log = logging.getLogger(__name__)
 

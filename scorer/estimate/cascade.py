@@ -9,14 +9,14 @@ record gets the cheap offline scores, and a record goes to the expensive judge w
 
 where s is the record's lowest offline score among `selection_metrics` (0.5 when the offline judge
 has none: it knows nothing) and c is solved so that the mean π of recent records is the target
-share: what the budget pacer (scorer/pacing.py) says the budget affords, or `share` without a paced
+share: what the budget pacer (scorer/estimate/pacing.py) says the budget affords, or `share` without a paced
 budget. The floor (a fraction of the share) gives every record a chance, so where the offline
 judge is confidently wrong the expensive judge still finds out, and no verdict weighs more than
 1/(floor * share). Records kept by an `always_rules` sampling rule get π = 1.
 
 The choice itself is the trace id's randomness against upstream probability × π, as in sampling
 and pacing: every scorer and every redelivery decide alike. Because π is known for every record,
-the estimates (scorer/estimates.py, docs/estimates.md) undo the favouring and stay unbiased.
+the estimates (scorer/estimate/estimates.py, docs/estimates.md) undo the favouring and stay unbiased.
 
 With `adaptive` on, the cascade also learns from its own verdicts where the offline judge is wrong,
 and spends there (active inference, Zrnic and Candès 2024):
@@ -49,11 +49,11 @@ from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.wire import Record
-from ragpulse.scorer.cascade_config import CascadeConfig
+from ragpulse.scorer.estimate.config import CascadeConfig
+from ragpulse.scorer.estimate.pacing import BudgetPacer, kept_by_trace
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.observer import CascadeVerdict
-from ragpulse.scorer.pacing import BudgetPacer, kept_by_trace
 from ragpulse.scorer.score import MetricOutcome, RecordSkipped, score_text
 
 # Records whose weights set the scale c: enough for a stable mean, recent enough to follow a shift
@@ -224,7 +224,7 @@ def _residual_scale(sums: np.ndarray) -> np.ndarray:
             continue
         mf, my = wf / w, wy / w
         var_f = wff / w - mf * mf
-        # The offline score's weight as in the estimates (scorer/estimates.py): in [0, 1].
+        # The offline score's weight as in the estimates (scorer/estimate/estimates.py): in [0, 1].
         lam = min(1.0, max(0.0, (wfy / w - mf * my) / var_f)) if var_f > 1e-12 else 0.0
         kappa = my - lam * mf
         pooled_mse = float(_squared_residual(pooled, lam, kappa)) / w

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ragpulse.scorer.batch_input import Row, pairing_key, row_text
+from ragpulse.scorer.batch.rows import Row, pairing_key, row_text
 from ragpulse.scorer.judge.base import Judge, RecordText
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.score import RecordSkipped, score_text

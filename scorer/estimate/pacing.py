@@ -63,7 +63,7 @@ class BudgetPacer:
 
     def arrival_share(self) -> float:
         """Counts one arriving record and returns the share of records the budget affords now (the
-        cascade, scorer/cascade.py, spreads this share unevenly over the records)."""
+        cascade, scorer/estimate/cascade.py, spreads this share unevenly over the records)."""
         with self._lock:
             now = self._clock()
             if self._last_arrival is not None:

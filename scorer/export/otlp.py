@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from prometheus_client import CollectorRegistry
 
 from ragpulse.core import telemetry_catalog as catalog
-from ragpulse.scorer.export_config import OtlpExportConfig
+from ragpulse.scorer.export.config import OtlpExportConfig
 from ragpulse.scorer.observer import ScoredRecord
 
 SPAN_NAME = "gen_ai.evaluation"

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ragpulse.scorer.batch import BatchReport
-from ragpulse.scorer.batch_stats import MeanCI, mean_ci, paired
+from ragpulse.scorer.batch.run import BatchReport
+from ragpulse.scorer.batch.stats import MeanCI, mean_ci, paired
 
 
 def parse_gates(specs: list[str], metrics: list[str]) -> dict[str, float]:

@@ -22,7 +22,7 @@ from ragpulse.kafka.producer import (
     failure_reason,
     producer_config,
 )
-from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
+from ragpulse.scorer.export.sinks import DeadLetterSink, ScoreSink
 
 log = logging.getLogger(__name__)
 

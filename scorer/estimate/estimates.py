@@ -1,5 +1,5 @@
 """Prediction-powered estimates of quality per service and metric, with confidence intervals: a
-worker observer, beside drift and history, fed by the judge cascade (scorer/cascade.py).
+worker observer, beside drift and history, fed by the judge cascade (scorer/estimate/cascade.py).
 
 Prediction-powered inference (Angelopoulos et al., Science 2023) with power tuning (PPI++,
 Angelopoulos, Duchi and Zrnic 2023): the offline score f of every record, corrected by the
@@ -70,7 +70,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
 
 from ragpulse.core import telemetry_catalog as catalog
-from ragpulse.scorer.batch_stats import t_quantile
+from ragpulse.scorer.batch.stats import t_quantile
 from ragpulse.scorer.observer import ScoredRecord
 
 # Verdicts needed before λ is chosen from the data: with fewer, the covariances behind it are noise,

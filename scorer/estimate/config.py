@@ -1,6 +1,6 @@
 """Settings of the judge cascade and its prediction-powered estimates. Section `scorer.cascade`.
 
-Kept apart from scorer/cascade.py so that reading the configuration (collectors too) never imports
+Kept apart from scorer/estimate/cascade.py so that reading the configuration (collectors too) never imports
 the metrics and numpy.
 """
 
