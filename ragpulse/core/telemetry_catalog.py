@@ -2,7 +2,7 @@
 
 Code builds its families from here (counter(), gauge(), histogram(), family()), so a family that
 is not declared cannot be built, and docs/metrics.md is generated from here (docs/generate.py), so
-a declared family is documented. tests/test_telemetry_catalog.py checks that no module builds a
+a declared family is documented. tests/core/test_telemetry_catalog.py checks that no module builds a
 family any other way and that a real run registers exactly these.
 
 Names follow Prometheus conventions: counters are declared by the name they are queried by

@@ -17,7 +17,8 @@ sampling rates, so h means the same false-alarm rate for every service; unequal 
 as a smaller effective shift (fewer effective samples), which is the honest price of sampling. The alarm is
 raised while max(S_down, S_up) > h. The choice of k and h (README: docs/dashboards.md):
 k = half the smallest shift worth paging for (a 0.15 drop is ~0.6 sd of a typical faithfulness
-stream, so k = 0.3), h = 30 measured (tests/test_drift.py) to give no false alarm in 10^6 stationary samples.
+stream, so k = 0.3), h = 30 measured (tests/scorer/estimate/test_drift.py) to give no false alarm
+in 10^6 stationary samples.
 
 The baseline is learnt from the first `min_samples` records (no alarm before: a quiet service
 cannot alarm on a handful of noisy scores) and afterwards follows the long-run level slowly: a

@@ -26,7 +26,7 @@ from ragpulse.scorer.export.otlp import OtlpEvaluationExporter
 from ragpulse.scorer.export.prometheus import JudgeEndpointCollector
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What builds a family in prometheus_client: only the catalog may call these.
 BUILDERS = {
     "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum", "CounterMetricFamily", "GaugeMetricFamily",

@@ -4,7 +4,7 @@ precision (numbered contexts, verdicts by id), aspect critique (reasoning then a
 reference-based metrics. A 1.5B model's judgement is not the point here; that each reply parses,
 or fails with a counted reason, and that the obvious cases go the obvious way, is.
 
-Skipped like tests/test_openai_judge_llama.py when the LLM venv is absent."""
+Skipped like tests/scorer/judge/test_openai_judge_llama.py when the LLM venv is absent."""
 
 from __future__ import annotations
 

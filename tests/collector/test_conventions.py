@@ -44,7 +44,7 @@ DOCS = [
 ]
 ANSWER = "It was completed in 1889."
 GRACE_S = 2.0
-SUPPORT = Path(__file__).parent / "support"
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
 
 # --- OTLP requests built by hand -------------------------------------------------------------

@@ -70,7 +70,7 @@ def test_every_alert_has_a_runbook_section_and_severity():
 
 def test_rules_use_only_exported_families():
     """Every ragpulse_* name in the rules is a family the code exports (no typo silently alerting on
-    nothing): the declared families, which tests/test_telemetry_catalog.py holds to what the code registers."""
+    nothing): the declared families, which tests/core/test_telemetry_catalog.py holds to what the code registers."""
     from ragpulse.core.telemetry_catalog import FAMILIES
 
     exported = set()

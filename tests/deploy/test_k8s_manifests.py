@@ -18,7 +18,7 @@ from ragpulse.cli import build_parser
 from ragpulse.config import load_config
 from ragpulse.core.endpoints import parse_endpoint
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 K8S = REPO / "deploy" / "k8s"
 
 

@@ -404,7 +404,7 @@ def _load(tmp_path: Path, sampling: dict[str, Any]) -> Config:
 
 
 def test_the_documented_example_loads(tmp_path: Path) -> None:
-    text = (Path(__file__).resolve().parents[1] / "docs" / "sampling.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "sampling.md").read_text(encoding="utf-8")
     example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
     config = _load(tmp_path, yaml.safe_load(example)["sampling"])
     assert [p.type for p in config.sampling.policies] == [
