@@ -95,7 +95,7 @@ def target(expr: str, legend: str = "", ref: str = "A", instant: bool = False,
            fmt: PromQueryFormat = PromQueryFormat.TIME_SERIES, exemplar: bool = False) -> prometheus.Dataquery:
     query = prometheus.Dataquery().datasource(DS).expr(expr).legend_format(legend).ref_id(ref).format(fmt)
     if exemplar:
-        # Each dot a recorded answer's trace id (the histograms' exemplars; README, "Exemplars").
+        # Each dot a recorded answer's trace id (the histograms' exemplars; docs/live-page-and-alerts.md, "Exemplars").
         query = query.exemplar(True)
     return query.instant() if instant else query.range()
 

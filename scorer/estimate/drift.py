@@ -15,7 +15,7 @@ sampling-weighted (population) mean, not the mean of whatever happened to be sam
 the RMS rather than the mean weight keeps the increments' variance at 1 whatever the mix of
 sampling rates, so h means the same false-alarm rate for every service; unequal weights show up
 as a smaller effective shift (fewer effective samples), which is the honest price of sampling. The alarm is
-raised while max(S_down, S_up) > h. The choice of k and h (README: docs/dashboards.md):
+raised while max(S_down, S_up) > h. The choice of k and h (docs/dashboards.md):
 k = half the smallest shift worth paging for (a 0.15 drop is ~0.6 sd of a typical faithfulness
 stream, so k = 0.3), h = 30 measured (tests/scorer/estimate/test_drift.py) to give no false alarm
 in 10^6 stationary samples.

@@ -342,7 +342,7 @@ def test_drill_down_in_chromium(tmp_path):
         browser.evaluate("[...document.querySelectorAll('#records details.rec')]"
                          f".forEach(d => d.open = d.matches(\"{mixed}\"))")
 
-        # The screenshot of the drill-down (README, "When you are paged").
+        # The screenshot of the drill-down (docs/when-paged.md).
         rect = browser.evaluate("(() => { const r = document.getElementById('records-section')"
                                 ".getBoundingClientRect(); return [r.x, r.y + scrollY, r.width, r.height]; })()")
         shot = base64.b64decode(browser.send("Page.captureScreenshot", {

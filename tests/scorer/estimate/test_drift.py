@@ -21,7 +21,7 @@ from ragpulse.scorer.score import MetricOutcome
 
 BASELINE_P = 0.85
 DROP = 0.15
-# Stated bounds (README, docs/dashboards.md): with the defaults a 0.15 drop in mean faithfulness is
+# Stated bounds (docs/dashboards.md): with the defaults a 0.15 drop in mean faithfulness is
 # detected within 400 records unweighted (measured: median ~75, max ~300), within 500 records when half the
 # records carry weight 10 (measured: median ~100); a stationary stream raises no alarm in 500,000
 # records unweighted and at most one per 100,000 with the weighted mix.
