@@ -7,10 +7,10 @@ WikiEval dev, the faithful answer = 1 and the ungrounded one = 0 (two records pe
 = context_v1). The offline score is the local judge's real faithfulness of each record.
 
 Each resample is a window of traffic: --records records drawn with replacement from the labelled
-set, arriving one by one at the product's allocation (scorer/cascade.py's Allocator: g(s), the
+set, arriving one by one at the product's allocation (scorer/estimate/cascade.py's Allocator: g(s), the
 learnt residual when adaptive, the scale over the last 500 arrivals; a uniform draw stands for the
 trace id's randomness), each verdict fed back before the next record arrives, as the scorer does,
-and the product's estimator (scorer/estimates.py, no decay within the window). The windows follow
+and the product's estimator (scorer/estimate/estimates.py, no decay within the window). The windows follow
 each other through one allocator per share, as traffic through a running scorer: its residual sums
 forget as the product's do with an estimates' half-life of one window's records (a clock of one
 tick per arrival), so the first window starts cold and the others start from what the previous ones
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ragpulse.scorer.cascade import Allocator
-from ragpulse.scorer.cascade_config import CascadeConfig
-from ragpulse.scorer.estimates import PpiEstimator
+from ragpulse.scorer.estimate.cascade import Allocator
+from ragpulse.scorer.estimate.config import CascadeConfig
+from ragpulse.scorer.estimate.estimates import PpiEstimator
 from ragpulse.scorer.judge.base import RecordText, Usage
 from ragpulse.scorer.metrics import METRICS, MetricFailure
 

@@ -25,7 +25,7 @@ from ragpulse.app import build_scorer
 from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.cascade_config import CascadeConfig
+from ragpulse.scorer.estimate.config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.observer import ScoredRecord
 

@@ -182,7 +182,7 @@ def bench_consumer_only(broker: KafkaBroker, values: list[tuple[bytes, bytes]]) 
     from prometheus_client import CollectorRegistry
 
     from ragpulse.kafka.config import KafkaConfig
-    from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
+    from ragpulse.scorer.consume.kafka import KafkaConsumerMetrics, KafkaRecordConsumer
 
     kafka = dataclasses.replace(KafkaConfig(), **kafka_settings(broker, "consumer"))
     broker.create_topic(kafka.records_topic, partitions=kafka.records_partitions)

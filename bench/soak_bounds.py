@@ -29,14 +29,14 @@ from ragpulse.core.bus import MemoryBusConfig  # noqa: E402
 from ragpulse.core.exposition import PrometheusConfig  # noqa: E402
 from ragpulse.core.wire import Record, Sampling, scores_message  # noqa: E402
 from ragpulse.scorer.config import ScorerConfig  # noqa: E402
-from ragpulse.scorer.dedupe import RecentRecordIds  # noqa: E402
-from ragpulse.scorer.history import History  # noqa: E402
+from ragpulse.scorer.consume.dedupe import RecentRecordIds  # noqa: E402
+from ragpulse.scorer.export.sinks import RecentScores  # noqa: E402
 from ragpulse.scorer.judge.base import RecordText, Usage  # noqa: E402
 from ragpulse.scorer.judge.local import LexicalJudge  # noqa: E402
 from ragpulse.scorer.judge.local.judge import CACHE_SIZE, WORD_CACHE_SIZE  # noqa: E402
 from ragpulse.scorer.observer import ScoredRecord  # noqa: E402
 from ragpulse.scorer.score import metric_functions, score_text  # noqa: E402
-from ragpulse.scorer.sinks import RecentScores  # noqa: E402
+from ragpulse.scorer.web.history import History  # noqa: E402
 from ragpulse.scorer.web.page import PageConfig  # noqa: E402
 from ragpulse.scorer.web.record_texts import RecentRecordTexts  # noqa: E402
 
@@ -81,7 +81,7 @@ def main() -> None:
         for n in range(window):
             ids.seen(record(n).id)
         return ids
-    rows.append(("scorer: redelivery window (scorer/dedupe.py)", f"bus.memory.dedupe_window {window:,} ids",
+    rows.append(("scorer: redelivery window (scorer/consume/dedupe.py)", f"bus.memory.dedupe_window {window:,} ids",
                  held_bytes(dedupe), f"{window / per_min / 60:.1f} h"))
 
     fresh = LexicalJudge()
@@ -123,7 +123,7 @@ def main() -> None:
                     rec = Record(**{**r.__dict__, "service": f"svc-{s}", "trace_id": f"{m:016x}{s:016x}"})
                     h.on_scores(ScoredRecord(rec, outcomes, 0.01, "local"))
         return h
-    rows.append(("scorer: live page minutes and worst records (scorer/history.py)",
+    rows.append(("scorer: live page minutes and worst records (scorer/web/history.py)",
                  f"360 minutes x {args.services} services; 200 records a service", held_bytes(history), "6 h"))
 
     page = PageConfig()
@@ -149,7 +149,7 @@ def main() -> None:
                                      {"name": "local", "model": judge.model}, {}, 0.01)
             sink.publish(r.id, message)
         return sink
-    rows.append(("live page: scores messages (scorer/sinks.py)", f"scorer.recent_scores {recent}",
+    rows.append(("live page: scores messages (scorer/export/sinks.py)", f"scorer.recent_scores {recent}",
                  held_bytes(recent_scores), f"{recent / per_min:.1f} min"))
 
     bounds = PrometheusConfig(label_cap=12).label_bounds()

@@ -56,8 +56,8 @@ class ReceiverConfig:
     tls: TlsConfig = field(default_factory=TlsConfig)
     # `ragpulse collector` only (Kafka bus): this many collector processes share the gRPC and HTTP
     # ports (SO_REUSEPORT, the kernel spreads connections), under one parent that restarts a crashed
-    # one; each serves its own /metrics on prometheus.endpoint's port + its index (README, "More
-    # cores"). `ragpulse up` is one process: more than 1 is refused there.
+    # one; each serves its own /metrics on prometheus.endpoint's port + its index (docs/kafka.md,
+    # "More cores"). `ragpulse up` is one process: more than 1 is refused there.
     workers: int = 1
 
     def validate(self, where: str) -> None:

@@ -13,7 +13,7 @@ others and exiting non-zero, when one crashes `max_crashes` times within `window
 SIGINT reaches every worker, which publishes what it accepted and exits; the parent exits 0 when
 all of them did so cleanly.
 
-/metrics is not merged: worker I serves its own on prometheus.endpoint's port + I (README, "More
+/metrics is not merged: worker I serves its own on prometheus.endpoint's port + I (docs/kafka.md, "More
 cores"). A worker whose parent dies stops itself.
 """
 

@@ -7,7 +7,7 @@ Built with Grafana's own typed builders (grafana-foundation-sdk, a build-time to
 extra, never a runtime dependency of ragpulse), so panels, options and links follow Grafana's
 dashboard schema by construction. The one thing the SDK cannot say is a Prometheus annotation's
 title and text format and step (its AnnotationQuery has no such fields): those three keys are
-added to the built JSON (PROMETHEUS_ANNOTATION). tests/test_dashboards_live.py runs every panel's
+added to the built JSON (PROMETHEUS_ANNOTATION). tests/e2e/test_dashboards_live.py runs every panel's
 query against a real Prometheus that scraped a real ragpulse run, and asks it for the exemplars of
 the panels that show them.
 """
@@ -95,7 +95,7 @@ def target(expr: str, legend: str = "", ref: str = "A", instant: bool = False,
            fmt: PromQueryFormat = PromQueryFormat.TIME_SERIES, exemplar: bool = False) -> prometheus.Dataquery:
     query = prometheus.Dataquery().datasource(DS).expr(expr).legend_format(legend).ref_id(ref).format(fmt)
     if exemplar:
-        # Each dot a recorded answer's trace id (the histograms' exemplars; README, "Exemplars").
+        # Each dot a recorded answer's trace id (the histograms' exemplars; docs/live-page-and-alerts.md, "Exemplars").
         query = query.exemplar(True)
     return query.instant() if instant else query.range()
 

@@ -21,27 +21,27 @@ from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.labels import LabelBounds
-from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.dedupe import RecentRecordIds
-from ragpulse.scorer.drift import DriftDetectorBank
-from ragpulse.scorer.estimates import EstimateBank
-from ragpulse.scorer.export_prometheus import JudgeEndpointCollector, PrometheusScoreExporter
-from ragpulse.scorer.history import History
-from ragpulse.scorer.http_server import PageHandler, ScorerHttp
+from ragpulse.scorer.consume.dedupe import RecentRecordIds
+from ragpulse.scorer.estimate.cascade import Cascade
+from ragpulse.scorer.estimate.drift import DriftDetectorBank
+from ragpulse.scorer.estimate.estimates import EstimateBank
+from ragpulse.scorer.estimate.pacing import BudgetPacer
+from ragpulse.scorer.export.http_server import PageHandler, ScorerHttp
+from ragpulse.scorer.export.prometheus import JudgeEndpointCollector, PrometheusScoreExporter
+from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.observer import ScoreObserver
-from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.score import metric_functions
-from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.history import History
 from ragpulse.scorer.web.page import LivePage
 from ragpulse.scorer.web.record_texts import RecentRecordTexts
 from ragpulse.scorer.worker import RecordDeduper, Worker, WorkerMetrics
 
 if TYPE_CHECKING:  # kafka-python loads ~100 protocol schemas at import; `ragpulse up` needs none
-    from ragpulse.scorer.kafka_sinks import KafkaSinks
+    from ragpulse.scorer.export.kafka import KafkaSinks
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def build_scorer(
                                       config.scorer.cascade.confidence, registry))
     if config.export.otlp.enabled:
         # Imported only when on: the OTel SDK's tracing half adds ~0.4 s to every start.
-        from ragpulse.scorer.export_otlp import OtlpEvaluationExporter
+        from ragpulse.scorer.export.otlp import OtlpEvaluationExporter
 
         observers.append(OtlpEvaluationExporter(config.export.otlp, registry, config.scorer.bad_event_threshold))
     worker = Worker(

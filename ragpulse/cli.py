@@ -169,9 +169,9 @@ def _run_workers(args: argparse.Namespace, config: Config, started: float) -> in
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Exit 0, 1 when a --fail-under gate is not met, 2 for a usage or configuration error."""
-    from ragpulse.scorer.batch import load_baseline, score_file
-    from ragpulse.scorer.batch_input import count_rows, is_csv, read_rows
-    from ragpulse.scorer.batch_summary import comparison, gate_failures, parse_gates, summary
+    from ragpulse.scorer.batch.rows import count_rows, is_csv, read_rows
+    from ragpulse.scorer.batch.run import load_baseline, score_file
+    from ragpulse.scorer.batch.summary import comparison, gate_failures, parse_gates, summary
     from ragpulse.scorer.judge.factory import build_judge
     from ragpulse.scorer.metrics import METRICS
     from ragpulse.scorer.score import metric_functions

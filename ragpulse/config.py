@@ -29,8 +29,8 @@ from ragpulse.core.exposition import PrometheusConfig
 from ragpulse.core.settings import ConfigError, key, require_one_of
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.scorer.config import ScorerConfig
-from ragpulse.scorer.drift import DriftConfig
-from ragpulse.scorer.export_config import ExportConfig
+from ragpulse.scorer.estimate.drift import DriftConfig
+from ragpulse.scorer.export.config import ExportConfig
 from ragpulse.scorer.web.page import PageConfig
 
 LOG_LEVELS = ("debug", "info", "warning", "error")

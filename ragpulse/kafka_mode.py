@@ -19,14 +19,14 @@ from ragpulse.collector.otlp_kafka_receiver import OtlpKafkaReceiver
 from ragpulse.config import Config, ConfigError
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
-from ragpulse.scorer.dedupe import RecentRecordIds
-from ragpulse.scorer.http_server import ScorerHttp
+from ragpulse.scorer.consume.dedupe import RecentRecordIds
+from ragpulse.scorer.consume.kafka import KafkaConsumerMetrics, KafkaRecordConsumer
+from ragpulse.scorer.export.http_server import ScorerHttp
+from ragpulse.scorer.export.kafka import KafkaSinks
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.judge.budget import Budget
 from ragpulse.scorer.judge.factory import build_judge
 from ragpulse.scorer.judge.openai.ratelimit import set_group_share
-from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
-from ragpulse.scorer.kafka_sinks import KafkaSinks
 
 log = logging.getLogger(__name__)
 

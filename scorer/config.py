@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_METRICS, METRIC_NAMES
 from ragpulse.core.settings import ConfigError, key, require_at_least, require_one_of, require_probability
-from ragpulse.scorer.cascade_config import CascadeConfig
+from ragpulse.scorer.estimate.config import CascadeConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 from ragpulse.scorer.metric_defaults import ANSWER_CORRECTNESS_WEIGHTS, BUILTIN_ASPECTS, definition
 from ragpulse.scorer.selfcheck_config import SelfCheckConfig

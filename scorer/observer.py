@@ -11,7 +11,7 @@ from ragpulse.scorer.score import MetricOutcome
 
 @dataclass(frozen=True)
 class CascadeVerdict:
-    """What the judge cascade (scorer/cascade.py) knows of a record, for the estimates."""
+    """What the judge cascade (scorer/estimate/cascade.py) knows of a record, for the estimates."""
 
     # The offline judge's scores (failed metrics absent).
     offline: dict[str, float]

@@ -21,15 +21,15 @@ from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import Delivery, RecordConsumer
 from ragpulse.core.labels import LabelBounds
 from ragpulse.core.wire import Record, RecordError, scores_message
-from ragpulse.scorer.cascade import Cascade
 from ragpulse.scorer.config import ScorerConfig
+from ragpulse.scorer.estimate.cascade import Cascade
+from ragpulse.scorer.estimate.pacing import BudgetPacer
+from ragpulse.scorer.export.sinks import DeadLetterSink, ScoreSink
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.metrics import Metric
 from ragpulse.scorer.observer import ScoredRecord, ScoreObserver
-from ragpulse.scorer.pacing import BudgetPacer
 from ragpulse.scorer.record_text import record_text
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
-from ragpulse.scorer.sinks import DeadLetterSink, ScoreSink
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class RecordDeduper(Protocol):
 
 class WorkerMetrics:
     """What became of each delivery, and the queue behind it; the scores themselves are the
-    observers' to export (scorer/export_prometheus.py)."""
+    observers' to export (scorer/export/prometheus.py)."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.records_consumed = catalog.counter(registry, "ragpulse_scorer_records_consumed_total")

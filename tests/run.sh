@@ -8,7 +8,9 @@
 #   - the cross-encoder's training environment into .venv-train (train/requirements.txt),
 #   - Jaeger v2, the tracing backend the scorer writes evaluations to, built from the Go module
 #     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 13 minutes cold on 2 busy cores, idempotent after).
-# RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest.
+# RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest. The tests run on
+# RAGPULSE_TEST_WORKERS xdist workers (default 2; 0 runs them in this process); the broker's tests
+# and the LLM server's tests each stay on one worker (tests/conftest.py, --dist loadgroup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -56,4 +58,4 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   export RAGPULSE_REQUIRE_LLM=1
 fi
 
-exec .venv/bin/python -m pytest -q "$@"
+exec .venv/bin/python -m pytest -q -n "${RAGPULSE_TEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -2,7 +2,10 @@
 (ragpulse/core, ragpulse/kafka) and never on each other; the core stands on neither, nor on the
 wiring (config composition, CLI) that puts them together. Inside the scorer, metrics are formulas
 over the judge contract (judge/base.py) and judges never read metrics; the two judges stay apart,
-so the default install never loads the openai SDK."""
+so the default install never loads the openai SDK. The scorer's stages (scorer/batch, consume,
+estimate, export, web) never import the worker that runs them, and each stays out of the stages it
+does not feed: records come in knowing nothing of judges or exports, the batch command and the
+estimates need no Kafka and no Prometheus."""
 
 from __future__ import annotations
 
@@ -17,12 +20,19 @@ ROOT = Path(__file__).resolve().parents[1]
 WIRING = (
     "ragpulse.config", "ragpulse.config_env", "ragpulse.app", "ragpulse.cli", "ragpulse.kafka_mode", "ragpulse.demo",
 )
+S = "ragpulse.scorer"
 # Folder → what its modules may not import (a name or any module under it).
 FORBIDDEN = {
     "collector": ("ragpulse.scorer", *WIRING),
     "scorer": ("ragpulse.collector", *WIRING),
     "ragpulse/core": ("ragpulse.collector", "ragpulse.scorer", "ragpulse.kafka", *WIRING),
     "ragpulse/kafka": ("ragpulse.collector", "ragpulse.scorer", *WIRING),
+    "scorer/batch": (f"{S}.worker", f"{S}.consume", f"{S}.estimate", f"{S}.export", f"{S}.web"),
+    "scorer/consume": (f"{S}.worker", f"{S}.judge", f"{S}.metrics", f"{S}.score", f"{S}.batch", f"{S}.estimate",
+                       f"{S}.export", f"{S}.web"),
+    "scorer/estimate": (f"{S}.worker", f"{S}.consume", f"{S}.export", f"{S}.web"),
+    "scorer/export": (f"{S}.worker", f"{S}.consume", f"{S}.batch", f"{S}.estimate"),
+    "scorer/web": (f"{S}.worker", f"{S}.consume", f"{S}.batch"),
     "scorer/judge": ("ragpulse.scorer.metrics",),
     "scorer/judge/local": ("ragpulse.scorer.judge.openai", "openai"),
     "scorer/judge/openai": ("ragpulse.scorer.judge.local",),
@@ -68,6 +78,7 @@ def judge_imports_beyond_the_contract(folder: str) -> list[str]:
 
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_no_import_crosses_a_wall(folder):
+    assert (ROOT / folder).is_dir(), f"{folder} moved: make the table follow it"
     assert violations(folder) == []
 
 

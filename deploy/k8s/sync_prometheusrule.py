@@ -1,6 +1,6 @@
 """Writes deploy/k8s/prometheusrule.yaml from deploy/prometheus/rules/*.yml (one source of truth).
 
-    python deploy/k8s/sync_prometheusrule.py   # tests/test_k8s_manifests.py checks it is in sync
+    python deploy/k8s/sync_prometheusrule.py   # tests/deploy/test_k8s_manifests.py checks it is in sync
 """
 
 from __future__ import annotations

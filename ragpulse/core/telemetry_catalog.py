@@ -2,7 +2,7 @@
 
 Code builds its families from here (counter(), gauge(), histogram(), family()), so a family that
 is not declared cannot be built, and docs/metrics.md is generated from here (docs/generate.py), so
-a declared family is documented. tests/test_telemetry_catalog.py checks that no module builds a
+a declared family is documented. tests/core/test_telemetry_catalog.py checks that no module builds a
 family any other way and that a real run registers exactly these.
 
 Names follow Prometheus conventions: counters are declared by the name they are queried by
@@ -115,7 +115,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_assembly_pending_traces", "gauge", "Traces buffered for assembly.", (), COLLECTOR),
     FamilySpec("ragpulse_assembly_pending_bytes", "gauge",
                "Encoded size of the spans buffered for assembly.", (), COLLECTOR),
-    # --- scorer/export_prometheus.py: the scores
+    # --- scorer/export/prometheus.py: the scores
     *(FamilySpec(f"ragpulse_{name}_score", "histogram",
                  f"{name.replace('_', ' ').capitalize()} of scored records (0..1), unweighted.",
                  ("service",), SCORER, optional_labels=("route",), buckets=SCORE_BUCKETS)
@@ -173,7 +173,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
                (), SCORER),
     FamilySpec("ragpulse_queue_depth", "gauge",
                "Records waiting to be scored (in-process queue depth, or Kafka consumer lag).", (), SCORER),
-    # --- scorer/drift.py (computed at scrape time)
+    # --- scorer/estimate/drift.py (computed at scrape time)
     FamilySpec("ragpulse_score_drift_statistic", "gauge",
                "Two-sided CUSUM statistic of the score against its baseline, in baseline standard "
                "deviations (the larger of the downward and upward sums).", _BY_SERVICE_METRIC, DRIFT),
@@ -197,7 +197,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_score_drift_threshold", "gauge",
                "CUSUM alarm threshold h (baseline standard deviations).", (), DRIFT),
     FamilySpec("ragpulse_score_drift_min_samples", "gauge", "Records a detector needs before it can alarm.", (), DRIFT),
-    # --- scorer/cascade.py and scorer/estimates.py (estimates computed at scrape time; docs/estimates.md)
+    # --- scorer/estimate/cascade.py and estimates.py (estimates computed at scrape time; docs/estimates.md)
     FamilySpec("ragpulse_cascade_records_total", "counter",
                "Records through the judge cascade, by outcome: judged (the expensive judge was asked too), "
                "offline_only (not chosen: offline scores only), no_budget (the expensive judge's budget was "
@@ -223,7 +223,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "How much ragpulse_quality_estimate leans on the offline scores (power tuning, chosen to "
                "minimise the variance): 1 plain prediction-powered inference, 0 the expensive judge's "
                "verdicts alone.", _BY_SERVICE_METRIC, CASCADE),
-    # --- scorer/history.py
+    # --- scorer/web/history.py
     FamilySpec("ragpulse_label_values_truncated_total", "counter",
                "Distinct span values cut to prometheus.label_max_chars before becoming a label, by label "
                "(service, route, model).", ("label",), LABELS),
@@ -243,12 +243,12 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "The lowest faithfulness scores among each service's recent records, by record id "
                "(a bounded, churning set: look the id up on the live page or the scores topic).",
                ("service", "route", "model", "record_id"), HISTORY),
-    # --- scorer/export_prometheus.py JudgeEndpointCollector: judges that call an endpoint (openai)
+    # --- scorer/export/prometheus.py JudgeEndpointCollector: judges that call an endpoint (openai)
     FamilySpec("ragpulse_judge_endpoint_requests_total", "counter",
                "Requests to the judge's endpoint, by outcome.", ("judge", "outcome"), JUDGE_ENDPOINT),
     FamilySpec("ragpulse_judge_endpoint_failures_total", "counter",
                "Failed judge answers after retries, by reason.", ("judge", "reason"), JUDGE_ENDPOINT),
-    # --- scorer/export_otlp.py, with export.otlp.endpoint set
+    # --- scorer/export/otlp.py, with export.otlp.endpoint set
     FamilySpec("ragpulse_evaluation_spans_total", "counter",
                "Evaluation spans (one per scored record, its gen_ai.evaluation.result events attached to the "
                "evaluated span) sent to export.otlp.endpoint, by outcome: exported, failed (the backend "
@@ -272,7 +272,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
     FamilySpec("ragpulse_kafka_producer_buffered", "gauge",
                "Messages handed to the producer and not yet acknowledged or failed, by topic.",
                ("topic",), KAFKA_PRODUCER),
-    # --- scorer/kafka_consumer.py
+    # --- scorer/consume/kafka.py
     FamilySpec("ragpulse_kafka_consumer_lag", "gauge",
                "Records not yet finished by this scorer: the partition's high watermark (from the broker) "
                "minus the lowest unfinished offset.", ("topic", "partition"), KAFKA_CONSUMER),

@@ -1,5 +1,5 @@
 """How much a paid judge may spend: a budget in USD per clock hour or day (UTC). The judge checks
-it before each call and charges it after; the scorer's pacer (scorer/pacing.py) reads it to spread
+it before each call and charges it after; the scorer's pacer (scorer/estimate/pacing.py) reads it to spread
 the spending over the window. When the window's budget is spent, calls are refused with
 JudgeError('budget_exhausted') until the next window starts.
 
@@ -24,7 +24,7 @@ class Budget:
         if window not in WINDOW_SECONDS:
             raise ValueError(f"budget_window: expected one of {sorted(WINDOW_SECONDS)}, got {window!r}")
         self.limit_usd = limit_usd
-        # Whether the scorer should spread this budget over its window (scorer/pacing.py).
+        # Whether the scorer should spread this budget over its window (scorer/estimate/pacing.py).
         self.paced = paced and limit_usd is not None
         self._seconds = WINDOW_SECONDS[window]
         self._clock = clock

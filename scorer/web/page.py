@@ -22,9 +22,9 @@ from prometheus_client import CollectorRegistry
 
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.settings import key, require_at_least
-from ragpulse.scorer.drift import DriftDetectorBank
-from ragpulse.scorer.history import History
-from ragpulse.scorer.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.estimate.drift import DriftDetectorBank
+from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
+from ragpulse.scorer.web.history import History
 from ragpulse.scorer.web.metric_styles import metric_styles
 from ragpulse.scorer.web.record_texts import RecentRecordTexts
 from ragpulse.scorer.web.records import RecordQuery, record_detail, record_list

@@ -62,7 +62,7 @@ def settings(cfg: KafkaConfig, base_url: str) -> dict[str, Any]:
             "model": "tiny", "base_url": base_url, "api_key": "unused",
             "budget_usd": BUDGET_USD, "budget_window": "hour",
             # Unpaced: each member spends until its share is gone, the hardest case for the cap
-            # (paced spending stays below the same share: tests/test_budget_pacing.py).
+            # (paced spending stays below the same share: tests/scorer/estimate/test_budget_pacing.py).
             "budget_pacing": False,
             "prices": {"tiny": {"prompt_per_1m": CALL_USD * 1e6 / PROMPT_TOKENS, "completion_per_1m": 0.0}},
         }},

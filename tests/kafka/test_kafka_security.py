@@ -1,5 +1,5 @@
 """A secured cluster: `ragpulse collector` and `ragpulse scorer` log in with SASL/PLAIN on the real
-broker's SASL listener, the password from the environment as the README says; a refused login
+broker's SASL listener, the password from the environment as docs/configuring.md says; a refused login
 stops the process at start with an error that names the setting."""
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from ragpulse.core.bus import Delivery
 from ragpulse.kafka.config import KafkaConfig
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
-from ragpulse.scorer.crash_guard import CommitNote
-from ragpulse.scorer.kafka_consumer import KafkaConsumerMetrics, KafkaRecordConsumer
-from ragpulse.scorer.kafka_sinks import KafkaSinks
-from ragpulse.scorer.sinks import RecentScores
+from ragpulse.scorer.consume.crash_guard import CommitNote
+from ragpulse.scorer.consume.kafka import KafkaConsumerMetrics, KafkaRecordConsumer
+from ragpulse.scorer.export.kafka import KafkaSinks
+from ragpulse.scorer.export.sinks import RecentScores
 
 
 def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:

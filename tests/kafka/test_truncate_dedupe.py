@@ -7,8 +7,8 @@ from kafka import TopicPartition
 
 from ragpulse.collector.truncate import MIN_TEXT_CHARS, RecordTooLarge, truncate_record
 from ragpulse.core.wire import Record, Sampling
-from ragpulse.scorer.dedupe import RecentRecordIds
-from ragpulse.scorer.kafka_consumer import OffsetTracker
+from ragpulse.scorer.consume.dedupe import RecentRecordIds
+from ragpulse.scorer.consume.kafka import OffsetTracker
 
 
 def record(contexts: list[str], question: str = "東京の人口は？", answer: str = "約1400万人です。") -> Record:

@@ -75,7 +75,7 @@ class OpenAIJudgeConfig:
     # The budget's window: hour or day.
     budget_window: str = "day"
     # Spread the budget over its window: score a share of the records (consistent by trace id) and
-    # scale their weights, instead of scoring everything until the money runs out (scorer/pacing.py).
+    # scale their weights, instead of scoring everything until the money runs out (scorer/estimate/pacing.py).
     budget_pacing: bool = True
     # Verdicts as the probability of "true" where the endpoint returns logprobs (auto: ask, and stop
     # asking if the endpoint rejects the option; on; off).

@@ -1,0 +1,1 @@
+"""Quality beyond one record: the judge cascade, its prediction-powered estimates, budget pacing and drift."""
