@@ -38,6 +38,7 @@ NOT_SETTINGS = frozenset({
     "RAGPULSE_REQUIRE_LLM",  # tests: fail instead of skipping when the LLM server is missing
     "RAGPULSE_SKIP_INSTALL",  # tests/run.sh: run the tests without installing anything
     "RAGPULSE_TEST_WORKERS",  # tests/run.sh: how many xdist workers run the tests
+    "RAGPULSE_TRAIN_PYTHON",  # tests/train/test_smoke.py: the training environment's interpreter
 })
 
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
