@@ -49,33 +49,30 @@ def _nli_label(label: str) -> int:
     return 1 if label.strip().lower() == "entailment" else 0
 
 
-def janli(m: Path, s: Source) -> Iterator[Pair]:
-    for row in _tsv(read_file(m, s, "janli.tsv")):
+def _jsonl(m: Path, s: Source) -> Iterator[dict]:
+    for path in s.files:
+        for line in read_file(m, s, path).decode("utf-8").splitlines():
+            yield json.loads(line)
+
+
+def japanese_tsv(m: Path, s: Source) -> Iterator[Pair]:
+    """JaNLI and JSICK: one TSV each, read by their Japanese columns only (JSICK's English ones are
+    SICK's, non-commercial)."""
+    (path,) = s.files
+    for row in _tsv(read_file(m, s, path)):
         yield _pair("support", row["sentence_A_Ja"], row["sentence_B_Ja"], _nli_label(row["entailment_label_Ja"]),
                     s.name, "ja")
 
 
 def jnli(m: Path, s: Source) -> Iterator[Pair]:
-    for path in s.files:
-        for line in read_file(m, s, path).decode("utf-8").splitlines():
-            row = json.loads(line)
-            yield _pair("support", row["sentence1"], row["sentence2"], _nli_label(row["label"]), s.name, "ja")
-
-
-def jsick(m: Path, s: Source) -> Iterator[Pair]:
-    # Only the Japanese columns: the English ones are SICK's, non-commercial.
-    for row in _tsv(read_file(m, s, "jsick/jsick.tsv")):
-        yield _pair("support", row["sentence_A_Ja"], row["sentence_B_Ja"], _nli_label(row["entailment_label_Ja"]),
-                    s.name, "ja")
+    for row in _jsonl(m, s):
+        yield _pair("support", row["sentence1"], row["sentence2"], _nli_label(row["label"]), s.name, "ja")
 
 
 def wice(m: Path, s: Source) -> Iterator[Pair]:
     # "partially_supported" is not support: a statement half of which is invented is unfaithful.
-    for path in s.files:
-        for line in read_file(m, s, path).decode("utf-8").splitlines():
-            row = json.loads(line)
-            yield _pair("support", " ".join(row["evidence"]), row["claim"], int(row["label"] == "supported"),
-                        s.name, "en")
+    for row in _jsonl(m, s):
+        yield _pair("support", " ".join(row["evidence"]), row["claim"], int(row["label"] == "supported"), s.name, "en")
 
 
 def begin(m: Path, s: Source) -> Iterator[Pair]:
@@ -139,7 +136,7 @@ def answer_pairs(rows: Iterator[tuple[str, str, int]], source: str, lang: str, r
             yield _pair("answers", question, sent, 0, source, lang)
 
 
-READERS = {"janli": janli, "jnli": jnli, "jsick": jsick, "wice": wice, "begin": begin}
+READERS = {"janli": japanese_tsv, "jnli": jnli, "jsick": japanese_tsv, "wice": wice, "begin": begin}
 QA = {"jsquad": ("ja", _squad), "jaquad": ("ja", _squad), "qed": ("en", _qed), "covidqa": ("en", _squad)}
 
 
