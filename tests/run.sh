@@ -43,7 +43,7 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   .venv/bin/python -m pip install -q -e '.[test]'
   bash deploy/kafka/fetch.sh
   # The cross-encoder's training environment (JAX, the base model's wheel), never ragpulse's own:
-  # tests/test_train_smoke.py runs train/train.py --smoke in it.
+  # tests/train/test_smoke.py runs train/train.py --smoke in it.
   [ -x .venv-train/bin/python ] || "$PY" -m venv .venv-train
   .venv-train/bin/python -m pip install -q -r train/requirements.txt
   bash deploy/llm/install.sh
