@@ -1,6 +1,6 @@
 """Training pairs for the two heads, from the sources in manifest.json and seeded synthetic pairs.
 
-support(evidence, statement): NLI pairs (JaNLI, JNLI, JSICK's Japanese side, WiCE, BEGIN) and
+support(evidence, statement): NLI pairs (JaNLI, JNLI, JSICK's Japanese side, SNLI, MultiNLI, WiCE, BEGIN) and
 statements made from passages (synthetic.py). answers(question, sentence): the sentence of a
 reading-comprehension paragraph that holds the answer span against the paragraph's other sentences
 (JSQuAD, JaQuAD, QED, COVID-QA), plus restatements of the question and vague half-answers.
@@ -75,6 +75,33 @@ def wice(m: Path, s: Source) -> Iterator[Pair]:
         yield _pair("support", " ".join(row["evidence"]), row["claim"], int(row["label"] == "supported"), s.name, "en")
 
 
+_DETOKENIZE = [(re.compile(r" ([.,!?;:%)'])"), r"\1"), (re.compile(r"\( "), "("), (re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m)\b"), r"\1")]
+
+
+def _detokenize(text: str) -> str:
+    """SNLI's sentences as e-SNLI stores them, split into tokens ("a dog ."), joined back."""
+    text = text.strip()
+    for pattern, repl in _DETOKENIZE:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def snli(m: Path, s: Source) -> Iterator[Pair]:
+    for split in ("dev", "test"):
+        premises, hypotheses, labels = (read_file(m, s, f"dataset/eSNLI/{part}.{split}").decode("utf-8").splitlines()
+                                        for part in ("s1", "s2", "labels"))
+        for a, b, label in zip(premises, hypotheses, labels, strict=True):
+            yield _pair("support", _detokenize(a), _detokenize(b), _nli_label(label), s.name, "en")
+
+
+def mnli(m: Path, s: Source) -> Iterator[Pair]:
+    """MultiNLI's matched development set, as the HANS repository keeps it beside its predictions."""
+    (path,) = s.files
+    for row in _tsv(read_file(m, s, path)):
+        yield _pair("support", row["premise"].strip(), row["hypothesis"].strip(), _nli_label(row["gold_label"]),
+                    s.name, "en")
+
+
 def begin(m: Path, s: Source) -> Iterator[Pair]:
     for path in s.files:
         for row in _tsv(read_file(m, s, path)):
@@ -136,7 +163,8 @@ def answer_pairs(rows: Iterator[tuple[str, str, int]], source: str, lang: str, r
             yield _pair("answers", question, sent, 0, source, lang)
 
 
-READERS = {"janli": japanese_tsv, "jnli": jnli, "jsick": japanese_tsv, "wice": wice, "begin": begin}
+READERS = {"janli": japanese_tsv, "jnli": jnli, "jsick": japanese_tsv, "snli": snli, "mnli": mnli, "wice": wice,
+           "begin": begin}
 QA = {"jsquad": ("ja", _squad), "jaquad": ("ja", _squad), "qed": ("en", _qed), "covidqa": ("en", _squad)}
 
 

@@ -31,8 +31,10 @@ def sources() -> list[Source]:
 
 
 def mirror_dir(mirrors: Path, repo: str) -> Path:
-    """Where `fetch` puts a repository: <mirrors>/<owner>+<name>/repo (a bare git directory)."""
-    return mirrors / repo.replace("/", "+") / "repo"
+    """Where `fetch` puts a repository: <mirrors>/<owner>+<name>/repo, a bare git directory or,
+    for some repositories, a work tree with its .git inside."""
+    path = mirrors / repo.replace("/", "+") / "repo"
+    return path / ".git" if (path / ".git").is_dir() else path
 
 
 def read_file(mirrors: Path, source: Source, path: str) -> bytes:

@@ -88,6 +88,20 @@ def capped(pairs: list[dict], seed: int) -> list[dict]:
     return out
 
 
+def fitting(tok: object, rows: list[dict]) -> tuple[list[dict], Counter]:
+    """The pairs that fit their task's length whole, and per source how many did not. A cut pair's
+    label may no longer hold (the cut evidence lost the sentence that supported the statement, the
+    cut sentence lost the answer span), so it is left out rather than taught wrong."""
+    kept, dropped = [], Counter()
+    encs = tok.encode_batch([(p["a"], p["b"]) for p in rows])  # type: ignore[attr-defined]
+    for p, e in zip(rows, encs, strict=True):
+        if len(e.ids) <= MAX_LEN[str(p["task"])]:
+            kept.append(p)
+        else:
+            dropped[str(p["source"])] += 1
+    return kept, dropped
+
+
 def encode(tok: object, rows: list[dict]) -> list[tuple[np.ndarray, int, int]]:
     """(token ids, task index, label) per pair, each cut to its task's length (longest side first)."""
     out = []
@@ -272,6 +286,7 @@ def main() -> None:
     (args.out / TOKENIZER_FILE).write_text(vocab.dump(pruned), encoding="utf-8")
     tok = Tokenizer.from_str(vocab.dump(pruned))
 
+    all_pairs, too_long = fitting(tok, all_pairs)
     train_rows = [p for p in all_pairs if not held_out(p)]
     test_rows = [p for p in all_pairs if held_out(p)]
     train_data, test_data = encode(tok, train_rows), encode(tok, test_rows)
@@ -339,6 +354,7 @@ def main() -> None:
         "pairs": {"train": len(train_rows), "held_out": len(test_rows)},
         "counts": {f"{k[0]}/{k[1]}/{k[2]}": v for k, v in sorted(
             Counter((p["task"], p["source"], p["label"]) for p in all_pairs).items())},
+        "left_out_too_long": dict(sorted(too_long.items())),
         "held_out": figures,
         "seconds": round(time.time() - start),
         "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "python": platform.python_version(),
