@@ -75,7 +75,8 @@ def wice(m: Path, s: Source) -> Iterator[Pair]:
         yield _pair("support", " ".join(row["evidence"]), row["claim"], int(row["label"] == "supported"), s.name, "en")
 
 
-_DETOKENIZE = [(re.compile(r" ([.,!?;:%)'])"), r"\1"), (re.compile(r"\( "), "("), (re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m)\b"), r"\1")]
+_DETOKENIZE = [(re.compile(r" ([.,!?;:%)'])"), r"\1"), (re.compile(r"\( "), "("),
+               (re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m)\b"), r"\1")]
 
 
 def _detokenize(text: str) -> str:
