@@ -256,7 +256,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--epochs", type=float, default=1.5)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--checkpoint-every", type=int, default=200)
     ap.add_argument("--smoke", action="store_true", help="a few hundred pairs from train/smoke.jsonl, one layer")

@@ -78,10 +78,8 @@ def test_missing_checksums_are_model_unavailable(tmp_path: Path) -> None:
     (EN_CONTEXT, "The lighthouse was designed by Margaret Collins.",
      "The lighthouse was designed by Margaret Collins, who also built the harbour bridge."),
     (EN_CONTEXT, "Visitors can climb the tower on weekends.", "Visitors can climb the tower every weekday."),
-    pytest.param(JA_CONTEXT, "灯台を設計したのはマーガレット・コリンズです。",
-                 "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。",
-                 marks=pytest.mark.xfail(strict=True, reason="a known miss of the shipped weights: a Japanese "
-                                         "invented half after a true clause (docs/design/local-judge.md)")),
+    (JA_CONTEXT, "灯台を設計したのはマーガレット・コリンズです。",
+     "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。"),
 ], ids=["invented_half_en", "polarity_en", "invented_half_ja"])
 def test_support_prefers_what_the_window_says(contexts: list[str], supported: str, invented: str) -> None:
     encoder = CrossEncoder()
