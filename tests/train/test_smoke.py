@@ -1,7 +1,8 @@
 """The cross-encoder's training script in its smoke mode (a few hundred pairs from train/smoke.jsonl,
 one layer), in its own environment (.venv-train, train/requirements.txt), so that the script cannot
-rot: CI does not train the shipped model, it runs this. The numpy runtime must reproduce the
-probabilities JAX gave the probe pairs, and must load the layout the script writes."""
+rot: CI does not train the shipped model, it runs this. The exported fp32 graph must reproduce the
+probabilities JAX gave the probe pairs (export_onnx.py fails the run otherwise), and the runtime must
+load the int8 files the script writes and stay near them."""
 
 from __future__ import annotations
 
@@ -37,10 +38,12 @@ def test_smoke_run_writes_what_the_runtime_loads_and_reproduces(smoke_run: Path)
     report = json.loads((smoke_run / "report.json").read_text(encoding="utf-8"))
     assert report["smoke"] and report["pairs"]["train"] >= 100
     assert {p["task"] for p in report["probes"]} == {"support", "answers"}
+    assert report["graph_probe_error"] < 5e-3
     encoder = CrossEncoder(smoke_run)
     for probe in report["probes"]:
         got = float(encoder.scores(probe["task"], [(probe["a"], probe["b"])])[0])
-        assert abs(got - probe["p"]) < 1e-3, probe
+        # int8 products: the shipped 3-layer model's probes moved by up to 0.06 (train/README.md).
+        assert abs(got - probe["p"]) < 0.1, probe
 
 
 def test_smoke_run_is_reproducible(smoke_run: Path, tmp_path: Path) -> None:

@@ -1,19 +1,19 @@
-"""The learned judge's cross-encoder, run with numpy: it reads a pair of texts and answers two questions.
+"""The learned judge's cross-encoder, run with onnxruntime: it reads a pair of texts and answers two questions.
 
 - support(evidence, statement): does the evidence entail the statement;
 - answers(question, sentence): does the sentence give what the question asks.
 
 The weights are the first layers of multilingual-e5-small with two heads, trained by
-train/train.py from public data (train/manifest.json) and shipped beside this module
-(weights/, sha256 checked at load). No torch and no download: the forward pass is a few numpy
-matrix products. Pair results are cached by content, so contexts that recur across records cost
-nothing the second time.
+train/train.py from public data (train/manifest.json), exported by train/export_onnx.py and shipped
+beside this module (weights/, sha256 checked at load). No torch and no download: numpy gathers the
+embeddings and onnxruntime runs the encoder with int8 matrix products (the `learned` extra). Pair
+results are cached by content, so contexts that recur across records cost nothing the second time.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,8 @@ from ragpulse.scorer.bounded_cache import BoundedCache
 from ragpulse.scorer.judge.local.model import ModelLoadError, sha256_of
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
-MODEL_FILE = "cross-encoder.npz"
+EMBEDDINGS_FILE = "cross-encoder.npz"
+GRAPH_FILE = "cross-encoder.onnx"
 TOKENIZER_FILE = "cross-encoder-tokenizer.json"
 TASKS = ("support", "answers")
 # The lengths the heads were trained on (train/train.py MAX_LEN): longer pairs are cut, longest
@@ -31,46 +32,6 @@ MAX_LEN = {"support": 160, "answers": 96}
 BATCH = 32
 # ~100 bytes an entry; pairs recur when the same chunks are retrieved again.
 CACHE_SIZE = 65536
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """GELU by its tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in place where it can.
-    The model was trained with the exact (erf) GELU; the tanh form differs by under 1e-3 and costs a
-    sixth of an erf built from numpy's ufuncs (numpy has no erf): on a batch's feed-forward
-    activations that erf was a quarter of the forward pass (bench/RESULTS.md)."""
-    y = x * x
-    y *= np.float32(0.044715)
-    y += 1.0
-    y *= x
-    y *= np.float32(0.7978845608028654)
-    np.tanh(y, out=y)
-    y += 1.0
-    y *= x
-    y *= np.float32(0.5)
-    return y
-
-
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    mu = x.mean(-1, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(-1, keepdims=True)
-    return xc / np.sqrt(var + eps) * w + b
-
-
-@dataclass
-class _Layer:
-    qkv_w: np.ndarray  # (hidden, 3 * hidden): the three projections in one product
-    qkv_b: np.ndarray
-    ao_w: np.ndarray
-    ao_b: np.ndarray
-    aln_w: np.ndarray
-    aln_b: np.ndarray
-    fi_w: np.ndarray
-    fi_b: np.ndarray
-    fo_w: np.ndarray
-    fo_b: np.ndarray
-    oln_w: np.ndarray
-    oln_b: np.ndarray
 
 
 def expected_sha256(root: Path) -> dict[str, str]:
@@ -103,40 +64,32 @@ class CrossEncoder:
     def __init__(self, root: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise ModelLoadError("the learned judge runs on onnxruntime, which is not installed: "
+                                 "pip install 'ragpulse[learned]'") from exc
         root = root if root is not None else WEIGHTS_DIR
         sums = expected_sha256(root)
-        model_path = _checked(root, MODEL_FILE, sums)
+        embeddings_path = _checked(root, EMBEDDINGS_FILE, sums)
+        graph_path = _checked(root, GRAPH_FILE, sums)
         tokenizer_path = _checked(root, TOKENIZER_FILE, sums)
-        self.model_id = f"ragpulse-cross-encoder@{sums[MODEL_FILE][:12]}"
-        with np.load(model_path) as z:
-            a = {k: z[k] for k in z.files}
-        self._words_q = a["word_q"]
-        self._words_scale = a["word_scale"].astype(np.float32)
-        self._heads = int(a["heads"])
-        self._eps = float(a["eps"])
-
-        def f32(key: str) -> np.ndarray:
-            return a[key].astype(np.float32)
-
-        self._pos, self._type = f32("pos"), f32("type")
-        self._eln = (f32("eln_w"), f32("eln_b"))
-        self._layers = []
-        for i in range(int(a["layers"])):
-            def g(n: str, i: int = i) -> np.ndarray:
-                return f32(f"l{i}.{n}")
-            self._layers.append(_Layer(
-                np.ascontiguousarray(np.concatenate([g("q_w"), g("k_w"), g("v_w")]).T),
-                np.concatenate([g("q_b"), g("k_b"), g("v_b")]),
-                np.ascontiguousarray(g("ao_w").T), g("ao_b"), g("aln_w"), g("aln_b"),
-                np.ascontiguousarray(g("fi_w").T), g("fi_b"), np.ascontiguousarray(g("fo_w").T), g("fo_b"),
-                g("oln_w"), g("oln_b")))
-        self._head = (f32("head_w1"), f32("head_b1"), f32("head_w2"), f32("head_b2"))
-        self._tokenizers = {}
-        for task, n in MAX_LEN.items():
-            tok = Tokenizer.from_file(str(tokenizer_path))
-            tok.no_padding()
-            tok.enable_truncation(n, strategy="longest_first")
-            self._tokenizers[task] = tok
+        self.model_id = f"ragpulse-cross-encoder@{sums[GRAPH_FILE][:12]}"
+        with np.load(embeddings_path) as z:
+            self._words_q, self._words_scale = z["word_q"], z["word_scale"]
+            self._pos, self._type = z["pos"], z["type"]
+        options = ort.SessionOptions()
+        # One thread a session: the scorer runs records side by side, and one record's pairs are a
+        # batch or two, too small to gain from splitting one product across cores.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        self._session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
+        # One tokenizer for both tasks (each instance holds ~42 MB), its truncation set per call under
+        # a lock, since the setting is the instance's.
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.no_padding()
+        self._tokenizer_lock = threading.Lock()
         self._cache: BoundedCache[bytes, float] = BoundedCache(CACHE_SIZE)
 
     def support(self, pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -168,7 +121,9 @@ class CrossEncoder:
         return out
 
     def _forward(self, task: str, pairs: list[tuple[str, str]]) -> np.ndarray:
-        encodings = self._tokenizers[task].encode_batch(pairs)
+        with self._tokenizer_lock:
+            self._tokenizer.enable_truncation(MAX_LEN[task], strategy="longest_first")
+            encodings = self._tokenizer.encode_batch(pairs)
         ids = [np.asarray(e.ids, np.int64) for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.zeros(len(ids), np.float32)
@@ -186,30 +141,6 @@ class CrossEncoder:
         for r, t in enumerate(batch):
             ids[r, :len(t)] = t
             mask[r, :len(t)] = 1.0
-        # The dense layers run on (tokens, hidden): one matrix product per weight instead of one per
-        # pair, about 1.5x faster; only attention needs the pairs apart.
         x = self._words_q[ids].astype(np.float32) * self._words_scale[ids] + self._pos[:n] + self._type
-        x = x.reshape(b * n, -1)
-        x = _layer_norm(x, *self._eln, self._eps)
-        h = x.shape[-1]
-        hd = h // self._heads
-        bias = ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)
-        scale = np.float32(1.0 / np.sqrt(hd))
-        for ly in self._layers:
-            qkv = (x @ ly.qkv_w + ly.qkv_b).reshape(b, n, 3, self._heads, hd).transpose(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]
-            att = q @ k.transpose(0, 1, 3, 2)
-            att *= scale
-            att += bias
-            att -= att.max(-1, keepdims=True)
-            np.exp(att, out=att)
-            att /= att.sum(-1, keepdims=True)
-            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(b * n, h)
-            x = _layer_norm(x + ctx @ ly.ao_w + ly.ao_b, ly.aln_w, ly.aln_b, self._eps)
-            f = x @ ly.fi_w
-            f += ly.fi_b
-            x = _layer_norm(x + _gelu(f) @ ly.fo_w + ly.fo_b, ly.oln_w, ly.oln_b, self._eps)
-        x = x.reshape(b, n, h)
-        pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        w1, b1, w2, b2 = self._head
-        return np.tanh(pooled @ w1 + b1) @ w2 + b2
+        bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+        return self._session.run(None, {"x": x, "bias": bias, "mask": mask})[0]
