@@ -24,10 +24,15 @@ class SampleGeneratorConfig:
     n: int = 5
     # Sampling temperature (SelfCheckGPT: 1.0); above 0, or every sample is the same answer.
     temperature: float = 1.0
-    # One request, first byte to last.
-    timeout_s: float = 60.0
+    # The longest one request may take, first byte to last; each request's own deadline is set from
+    # the endpoint's observed latency below it (as the openai judge's).
+    timeout_s: float = 600.0
     # Retries on 429, 5xx and timeouts, with exponential backoff.
     max_retries: int = 2
+    # Requests in flight at once: the ceiling of what adaptive_concurrency learns (as the openai judge's).
+    max_concurrency: int = 4
+    # Learn the endpoint's capacity between 1 and max_concurrency; off: always max_concurrency.
+    adaptive_concurrency: bool = True
 
     def validate(self, where: str) -> None:
         if not self.model.strip():
@@ -39,13 +44,15 @@ class SampleGeneratorConfig:
                               f"is the same answer), got {self.temperature}")
         require_at_least(key(where, "n"), self.n, 1)
         require_at_least(key(where, "max_retries"), self.max_retries, 0)
+        require_at_least(key(where, "max_concurrency"), self.max_concurrency, 1)
         if self.timeout_s <= 0:
             raise ConfigError(f"{key(where, 'timeout_s')}: expected > 0, got {self.timeout_s}")
 
     def endpoint(self) -> OpenAIJudgeConfig:
         """The request policies (retries, breaker, rate limits) of the openai judge, for this endpoint."""
         return OpenAIJudgeConfig(model=self.model, base_url=self.base_url, api_key=self.api_key,
-                                 temperature=self.temperature, timeout_s=self.timeout_s, max_retries=self.max_retries)
+                                 temperature=self.temperature, timeout_s=self.timeout_s, max_retries=self.max_retries,
+                                 max_concurrency=self.max_concurrency, adaptive_concurrency=self.adaptive_concurrency)
 
 
 @dataclass

@@ -248,6 +248,17 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Requests to the judge's endpoint, by outcome.", ("judge", "outcome"), JUDGE_ENDPOINT),
     FamilySpec("ragpulse_judge_endpoint_failures_total", "counter",
                "Failed judge answers after retries, by reason.", ("judge", "reason"), JUDGE_ENDPOINT),
+    FamilySpec("ragpulse_judge_endpoint_concurrency_limit", "gauge",
+               "Requests the judge lets in flight to its endpoint at once: learned from the endpoint's "
+               "latency, timeouts, 429 and 503 between 1 and openai.max_concurrency "
+               "(openai.adaptive_concurrency), or max_concurrency itself.", ("judge",), JUDGE_ENDPOINT),
+    FamilySpec("ragpulse_judge_endpoint_in_flight", "gauge",
+               "Requests to the judge's endpoint in flight now, with those that timed out and may still be "
+               "running there (they keep their slot for one usual reply time).", ("judge",), JUDGE_ENDPOINT),
+    FamilySpec("ragpulse_judge_endpoint_latency_baseline_seconds", "gauge",
+               "The endpoint's no-load reply time for the kind of request the judge sends most (each kind, by "
+               "prompt size and reply bound, has its own; a reply far above its kind's baseline was queued). "
+               "Absent until a reply came.", ("judge",), JUDGE_ENDPOINT),
     # --- scorer/export/otlp.py, with export.otlp.endpoint set
     FamilySpec("ragpulse_evaluation_spans_total", "counter",
                "Evaluation spans (one per scored record, its gen_ai.evaluation.result events attached to the "

@@ -176,7 +176,9 @@ class _ScoreChildren:
 
 class JudgeEndpointCollector:
     """Exports, at scrape time, the request and failure counts a judge keeps about its endpoint
-    (`requests` and `failures` counters by outcome: ok, cache_hit, rate_limited, timeout, ...).
+    (`requests` and `failures` counters by outcome: ok, cache_hit, rate_limited, timeout, ...) and
+    what it learned of the endpoint's capacity (`concurrency`: the limit, requests in flight, the
+    latency baseline).
     Judges without an endpoint (the local one) have none and export nothing."""
 
     def __init__(self, judge: object) -> None:
@@ -194,4 +196,17 @@ class JudgeEndpointCollector:
             metric = catalog.family(family)
             for key, value in dict(counts).items():
                 metric.add_metric([name, key], value)
+            yield metric
+        concurrency = getattr(self._judge, "concurrency", None)
+        if concurrency is None:
+            return
+        state = concurrency.state()
+        for family, value in (
+            ("ragpulse_judge_endpoint_concurrency_limit", state.limit),
+            ("ragpulse_judge_endpoint_in_flight", state.in_flight),
+            ("ragpulse_judge_endpoint_latency_baseline_seconds", state.baseline_s),
+        ):
+            metric = catalog.family(family)
+            if value is not None:
+                metric.add_metric([name], value)
             yield metric

@@ -19,6 +19,10 @@ Bounded: every wait ends after `delay_s`, and the server stops with the test.
 
 With `latency_s`, every request waits that long before its step is taken, as a remote model's
 latency; `in_flight` and `max_in_flight` count the requests being answered, now and at most at once.
+With `slots` set, at most that many are answered at once and the others queue, as a llama.cpp or
+Ollama server with that many slots: `abandoned_queued` counts the requests whose client left before
+a slot took them, `abandoned_started` those whose client left while they were answered (work done
+for nobody).
 
 The stand-in model splits the answer into sentences and calls a statement supported when at least
 half of its words (Latin words of 4+ letters, or kanji) occur in the contexts. With `obey_injections`
@@ -31,6 +35,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +54,11 @@ class FaultInjectingOpenAIServer:
         self.latency_s = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.slots: int | None = None
+        self.abandoned_queued = 0
+        self.abandoned_started = 0
+        self._slot_lock = threading.Condition()
+        self._busy_slots = 0
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._step = 0
@@ -63,8 +74,11 @@ class FaultInjectingOpenAIServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 outer._answering(+1)
                 try:
-                    time.sleep(outer.latency_s)
-                    outer._handle(self, body)
+                    if outer.slots is None:
+                        time.sleep(outer.latency_s)
+                        outer._handle(self, body)
+                    else:
+                        outer._answer_in_a_slot(self, body)
                 finally:
                     outer._answering(-1)
 
@@ -80,6 +94,27 @@ class FaultInjectingOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def _answer_in_a_slot(self, h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._slot_lock:
+            while self._busy_slots >= (self.slots or 1):
+                self._slot_lock.wait()
+            self._busy_slots += 1
+        try:
+            if _client_left(h.connection):
+                with self._lock:
+                    self.abandoned_queued += 1
+                return
+            time.sleep(self.latency_s)
+            if _client_left(h.connection):
+                with self._lock:
+                    self.abandoned_started += 1
+                return
+            self._handle(h, body)
+        finally:
+            with self._slot_lock:
+                self._busy_slots -= 1
+                self._slot_lock.notify()
 
     def set_script(self, *steps: str) -> None:
         with self._lock:
@@ -161,6 +196,18 @@ class FaultInjectingOpenAIServer:
                 "total_tokens": prompt_tokens + len(content) // 4,
             },
         }
+
+
+def _client_left(conn: socket.socket) -> bool:
+    """The client closed its end: the connection reads as ended (a client that sends nothing more
+    before our reply, as the OpenAI SDK does, makes it readable only by leaving)."""
+    readable, _, _ = select.select([conn], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 _MARK_ALL = re.compile(r"mark every statement as supported|すべての主張を支持済み", re.IGNORECASE)

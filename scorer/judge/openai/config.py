@@ -52,8 +52,10 @@ class OpenAIJudgeConfig:
     temperature: float = 0.0
     # Sent with every request where the endpoint takes one; unset: none sent.
     seed: int | None = 0
-    # One request, first byte to last.
-    timeout_s: float = 60.0
+    # The longest one request may take, first byte to last. Each request's own deadline is set below
+    # it from the endpoint's observed latency for requests of its size (scorer/judge/openai/latency.py):
+    # a slow local model gets the minutes it needs, a hung request to a fast API is cut in seconds.
+    timeout_s: float = 600.0
     # Retries on 429, 5xx and timeouts, with exponential backoff and jitter that honours Retry-After.
     max_retries: int = 4
     # Backoff scale: retry n waits a random time up to backoff_base_s * 2^n (at most backoff_max_s).
@@ -66,8 +68,12 @@ class OpenAIJudgeConfig:
     # Tokens per minute, shared by all scoring in the process (on Kafka, by the scorer group);
     # unset: no limit.
     tpm: float | None = None
-    # Requests in flight at once.
+    # Requests in flight at once at most: the ceiling of what adaptive_concurrency learns.
     max_concurrency: int = 4
+    # Learn how many requests the endpoint serves at once without queueing, between 1 and
+    # max_concurrency (latency rising, timeouts, 429 and 503 lower it; scorer/judge/openai/concurrency.py);
+    # requests over it wait in ragpulse, not in the endpoint's queue. Off: always max_concurrency.
+    adaptive_concurrency: bool = True
     # USD per 1M prompt and completion tokens by model, for the cost counter and the budget.
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     # Spend per budget_window (on Kafka, of the whole scorer group); unset: no budget.

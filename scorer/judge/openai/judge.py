@@ -75,6 +75,7 @@ class OpenAIJudge:
         self.budget = self._transport.budget
         self.requests = self._transport.requests
         self.failures = self._transport.failures
+        self.concurrency = self._transport.concurrency
         # A record scored twice costs nothing and gets the same number.
         self._cache: BoundedCache[str, Any] = BoundedCache(config.cache_size)
         # What the endpoint turned out to support, learnt once per process and endpoint.

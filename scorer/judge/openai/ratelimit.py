@@ -1,6 +1,6 @@
 """Request and token budgets for a judge endpoint: token buckets (requests per minute, tokens per
-minute) and a bound on concurrent requests, shared by all work in a process that uses the same
-endpoint and key, since that is what the provider's limits apply to. In a Kafka scorer group the
+minute) and the bound on concurrent requests (concurrency.py), shared by all work in a process that
+uses the same endpoint and key, since that is what the provider's limits apply to. In a Kafka scorer group the
 provider's limits are the group's: each member takes the share of them that it owns of the records
 topic's partitions (set_group_share; docs/design/kafka.md, "One budget for the group")."""
 
@@ -10,6 +10,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ragpulse.scorer.judge.openai.concurrency import ConcurrencyLimit, Ticket
 
 
 class TokenBucket:
@@ -48,18 +51,29 @@ class TokenBucket:
         self._level -= amount
 
 
+@dataclass
+class Admitted:
+    """A request let through: its concurrency slot (`ticket`, with its deadline) and
+    `settle(actual_tokens)`, which corrects the token bucket by what the reply really used."""
+
+    ticket: Ticket
+    settle: Callable[[int], None]
+
+
 class RateLimiter:
     def __init__(
         self,
         rpm: float | None,
         tpm: float | None,
         max_concurrency: int,
+        adaptive: bool = False,
+        timeout_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._requests = TokenBucket(rpm, clock) if rpm else None
         self._tokens = TokenBucket(tpm, clock) if tpm else None
-        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self.concurrency = ConcurrencyLimit(max_concurrency, adaptive, timeout_s, clock)
         self._lock = threading.Lock()
         self._sleep = sleep
 
@@ -90,9 +104,9 @@ class RateLimiter:
                     bucket.set_share(share)
 
     @contextmanager
-    def request(self, estimated_tokens: int) -> Iterator[Callable[[int], None]]:
-        """Hold a concurrency slot and the budget for one request. Yields `settle(actual_tokens)`
-        to correct the token bucket by what the reply really used."""
+    def request(self, estimated_tokens: int, max_tokens: int | None = None) -> Iterator[Admitted]:
+        """Hold the budget and a concurrency slot for one request; the caller reports its outcome
+        to `concurrency.done` with the ticket."""
         self._wait_for_budget(estimated_tokens)
         settled = False
 
@@ -103,21 +117,23 @@ class RateLimiter:
                     self._tokens.take(actual_tokens - estimated_tokens)
             settled = True
 
-        with self._slots:
-            yield settle
+        with self.concurrency.slot(estimated_tokens, max_tokens) as ticket:
+            yield Admitted(ticket, settle)
 
 
 _SHARED: dict[tuple[object, ...], RateLimiter] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_limiter(key: tuple[object, ...], rpm: float | None, tpm: float | None, max_concurrency: int) -> RateLimiter:
-    """The process-wide limiter for `key` (endpoint, credential, limits): judges built separately
-    for the same endpoint still share one budget."""
+def shared_limiter(endpoint: tuple[object, ...], rpm: float | None, tpm: float | None, max_concurrency: int,
+                   adaptive: bool, timeout_s: float) -> RateLimiter:
+    """The process-wide limiter for `endpoint` (URL and credential) and these limits: judges built
+    separately for the same endpoint still share one budget and one learned concurrency."""
+    key = (*endpoint, rpm, tpm, max_concurrency, adaptive, timeout_s)
     with _SHARED_LOCK:
         limiter = _SHARED.get(key)
         if limiter is None:
-            limiter = _SHARED[key] = RateLimiter(rpm, tpm, max_concurrency)
+            limiter = _SHARED[key] = RateLimiter(rpm, tpm, max_concurrency, adaptive, timeout_s)
         return limiter
 
 

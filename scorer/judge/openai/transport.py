@@ -43,10 +43,14 @@ class Unsupported(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, detail: str = "", retry_after_s: float | None = None) -> None:
+    """`load`: what the failure says of the endpoint's capacity, for concurrency.py: `timeout` (it
+    may still be working on the request), `congested` (429, 503) or `failed` (nothing)."""
+
+    def __init__(self, reason: str, detail: str = "", retry_after_s: float | None = None, load: str = "failed") -> None:
         super().__init__(detail)
         self.reason = reason
         self.retry_after_s = retry_after_s
+        self.load = load
 
 
 def make_client(cfg: OpenAIJudgeConfig) -> openai.OpenAI:
@@ -69,11 +73,11 @@ class Transport:
         self.client = client or make_client(config)
         key_id = hashlib.sha256((config.api_key or "").encode()).hexdigest()[:12]
         self._limiter = shared_limiter(
-            (config.base_url, key_id, config.rpm, config.tpm, config.max_concurrency),
-            config.rpm,
-            config.tpm,
-            config.max_concurrency,
+            (config.base_url, key_id), config.rpm, config.tpm, config.max_concurrency,
+            config.adaptive_concurrency, config.timeout_s,
         )
+        # What the endpoint was learned to take, for the scorer's gauges.
+        self.concurrency = self._limiter.concurrency
         self.breaker = CircuitBreaker(config.breaker_failures, config.breaker_cooldown_s, config.breaker_max_wait_s)
         self._backoff = Backoff(config.backoff_base_s, config.backoff_max_s)
         self._rng = random.Random()
@@ -101,26 +105,29 @@ class Transport:
             if last is not None:
                 time.sleep(self._backoff.delay(attempt - 1, last.retry_after_s, self._rng))
             self.breaker.acquire()
-            with self._limiter.request(estimate) as settle:
+            with self._limiter.request(estimate, kwargs.get("max_tokens")) as admitted:
                 usage.calls += 1
                 try:
-                    body = self._send(resource, kwargs)
+                    body = self._send(resource, kwargs, admitted.ticket.deadline_s)
                 except _Retryable as exc:
-                    settle(0)
+                    admitted.settle(0)
+                    self.concurrency.done(admitted.ticket, exc.load)
                     self.breaker.failure()
                     self.requests[exc.reason] += 1
                     log.info("judge request failed (%s), attempt %d", exc.reason, attempt + 1)
                     last = exc
                     continue
                 except (Unsupported, JudgeError):
-                    settle(0)
+                    admitted.settle(0)
+                    self.concurrency.done(admitted.ticket, "failed")
                     self.breaker.neutral()
                     self.requests["rejected"] += 1
                     raise
+                self.concurrency.done(admitted.ticket, "ok")
                 self.breaker.success()
                 self.requests["ok"] += 1
                 prompt, completion = _token_counts(body)
-                settle(prompt + completion)
+                admitted.settle(prompt + completion)
                 usage.prompt_tokens += prompt
                 usage.completion_tokens += completion
                 if self._price is not None:
@@ -131,19 +138,20 @@ class Transport:
         assert last is not None
         raise JudgeError(last.reason, f"after {self.config.max_retries + 1} attempts: {last}")
 
-    def _send(self, resource: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """One HTTP request. The SDK's timeout bounds each wait for bytes; the deadline here
-        bounds the whole reply, so a server that trickles bytes cannot hold a worker forever."""
-        deadline = time.monotonic() + self.config.timeout_s
+    def _send(self, resource: Any, kwargs: dict[str, Any], budget_s: float) -> dict[str, Any]:
+        """One HTTP request within `budget_s` (latency.py). The SDK's timeout bounds each wait for
+        bytes; the deadline here bounds the whole reply, so a server that trickles bytes cannot hold
+        a worker forever."""
+        deadline = time.monotonic() + budget_s
         try:
-            with resource.with_streaming_response.create(**kwargs, timeout=self.config.timeout_s) as resp:
+            with resource.with_streaming_response.create(**kwargs, timeout=budget_s) as resp:
                 chunks = []
                 for chunk in resp.iter_bytes():
                     chunks.append(chunk)
                     if time.monotonic() > deadline:
-                        raise _Retryable("timeout", f"reply not complete after {self.config.timeout_s} s")
+                        raise _Retryable("timeout", f"reply not complete after {budget_s:.0f} s", load="timeout")
         except openai.RateLimitError as exc:
-            raise _Retryable("rate_limited", "429", _retry_after(exc.response)) from None
+            raise _Retryable("rate_limited", "429", _retry_after(exc.response), load="congested") from None
         except openai.APIStatusError as exc:
             status, text = exc.status_code, _error_text(exc)
             # A rejected optional feature; llama-cpp-python's server reports it as a 500.
@@ -151,14 +159,15 @@ class Transport:
                 raise Unsupported(f"{status} {text}") from None
             if status >= 500 or status == 408:
                 reason = "timeout" if status in (408, 504) else "http_5xx"
-                raise _Retryable(reason, str(status), _retry_after(exc.response)) from None
+                load = "timeout" if reason == "timeout" else "congested" if status == 503 else "failed"
+                raise _Retryable(reason, str(status), _retry_after(exc.response), load) from None
             if status in (401, 403):
                 raise JudgeError("auth_error", str(status)) from None
             if status == 404:
                 raise JudgeError("not_found", f"404 (model {self.config.request_model!r}?)") from None
             raise Unsupported(f"{status} {text}") from None
         except (openai.APITimeoutError, httpx.TimeoutException):
-            raise _Retryable("timeout", f"no reply within {self.config.timeout_s} s") from None
+            raise _Retryable("timeout", f"no reply within {budget_s:.0f} s", load="timeout") from None
         except (openai.APIConnectionError, httpx.TransportError) as exc:
             raise _Retryable("connection_error", type(exc).__name__) from None
         try:

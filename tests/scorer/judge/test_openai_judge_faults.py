@@ -322,8 +322,8 @@ def test_rate_limiter_spaces_requests_by_rpm():
 def test_rate_limiter_settles_real_tokens():
     clock = FakeClock()
     limiter = RateLimiter(rpm=None, tpm=1000, max_concurrency=1, clock=clock, sleep=clock.sleep)
-    with limiter.request(100) as settle:
-        settle(1000)  # the reply used far more than estimated
+    with limiter.request(100) as admitted:
+        admitted.settle(1000)  # the reply used far more than estimated
     with limiter.request(100):
         pass
     assert clock.t == pytest.approx(6.0, abs=0.01)  # 100 tokens at 1000/min, from an empty bucket
