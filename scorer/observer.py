@@ -34,6 +34,8 @@ class ScoredRecord:
     judge: str
     # Set when the judge cascade is on; `outcomes` are then the expensive judge's where it was asked.
     cascade: CascadeVerdict | None = None
+    # That judge's model (the LLM's name, or the offline model's id and hash); empty where unknown.
+    judge_model: str = ""
     # The metrics that have a score (a failed metric has none, never a 0 or NaN).
     values: dict[str, float] = field(init=False)
 

@@ -180,7 +180,7 @@ class Worker:
         if self._pacer is not None:
             self._pacer.scored(sum(o.usage.cost_usd for o in outcomes.values()))
         # Observers first: once a record's scores message is out, its scores are on /metrics too.
-        scored = ScoredRecord(self._bounded(record), outcomes, elapsed, judge.name, verdict)
+        scored = ScoredRecord(self._bounded(record), outcomes, elapsed, judge.name, verdict, judge.model)
         for observer in self._observers:
             observer.on_scores(scored)
         self._scores.publish(record.id, self._message(record, outcomes, elapsed, judge))

@@ -5,7 +5,10 @@ Each scored record becomes one small span named `gen_ai.evaluation`, a child of 
 event per metric: `gen_ai.evaluation.name`, `gen_ai.evaluation.score.value`,
 `gen_ai.evaluation.score.label` (pass or fail against `scorer.bad_event_threshold`),
 `gen_ai.evaluation.explanation` (for faithfulness, the statements the judge found unsupported), or
-`error.type` when the metric has no score.
+`error.type` when the metric has no score; and who gave the score, `ragpulse.judge` (local, learned,
+openai) and `ragpulse.judge_model` (the LLM's name, or the offline model's id). The conventions have
+no evaluator attributes yet: the open proposal (semantic-conventions-genai pull request 359) names
+them `gen_ai.evaluation.evaluator.id` and `.type`; the `ragpulse.*` names stay until one is merged.
 
 Why a child span and not a log record with the span's ids (the convention's own form): an event
 must belong to something the backend shows with the trace, and ragpulse does not own the app's
@@ -98,9 +101,13 @@ class OtlpEvaluationExporter:
             attributes={"gen_ai.operation.name": "evaluation", "ragpulse.judge": scored.judge,
                         "ragpulse.record.id": record.id},
         )
+        # On every event, not only the span: backends that list events alone still say who judged.
+        evaluator = {"ragpulse.judge": scored.judge}
+        if scored.judge_model:
+            evaluator["ragpulse.judge_model"] = scored.judge_model
         for name, outcome in scored.outcomes.items():
-            span.add_event(EVENT_NAME, self._event_attributes(name, outcome.value, outcome.error, outcome.detail),
-                           timestamp=end)
+            attributes = self._event_attributes(name, outcome.value, outcome.error, outcome.detail)
+            span.add_event(EVENT_NAME, attributes | evaluator, timestamp=end)
         span.end(end_time=end)
 
     def _event_attributes(self, name: str, value: float | None, error: str | None,

@@ -40,7 +40,7 @@ def scored(trace_id: str = TRACE_ID) -> ScoredRecord:
         "faithfulness": MetricOutcome(0.5 - 0.25, detail={"statements": statements}),
         "answer_relevancy": MetricOutcome(0.9),
         "context_relevancy": MetricOutcome(None, error="no_contexts"),
-    }, seconds=0.2, judge="local")
+    }, seconds=0.2, judge="local", judge_model="wordllama-l2-supercat+lexical")
 
 
 def outcomes(registry: CollectorRegistry) -> dict[str, float]:
@@ -76,16 +76,18 @@ def test_one_child_span_of_the_evaluated_span_with_an_event_per_metric():
     assert span.end_time - span.start_time == pytest.approx(0.2e9, rel=0.01)
     events = {e.attributes["gen_ai.evaluation.name"]: dict(e.attributes) for e in span.events}
     assert {e.name for e in span.events} == {"gen_ai.evaluation.result"}
-    assert events["faithfulness"] == {
+    # Each event says who judged (ragpulse.* until the conventions name an evaluator).
+    judge = {"ragpulse.judge": "local", "ragpulse.judge_model": "wordllama-l2-supercat+lexical"}
+    assert events["faithfulness"] == judge | {
         "gen_ai.evaluation.name": "faithfulness", "gen_ai.evaluation.score.value": 0.25,
         "gen_ai.evaluation.score.label": "fail",
         "gen_ai.evaluation.explanation": f"Unsupported by the contexts: {UNSUPPORTED}"}
-    assert events["answer_relevancy"] == {
+    assert events["answer_relevancy"] == judge | {
         "gen_ai.evaluation.name": "answer_relevancy", "gen_ai.evaluation.score.value": 0.9,
         "gen_ai.evaluation.score.label": "pass"}
     # No score, no label: the reason, as the convention's error.type.
-    assert events["context_relevancy"] == {"gen_ai.evaluation.name": "context_relevancy",
-                                           "error.type": "no_contexts"}
+    assert events["context_relevancy"] == judge | {"gen_ai.evaluation.name": "context_relevancy",
+                                                   "error.type": "no_contexts"}
     assert outcomes(registry) == {"exported": 1.0, "failed": 0.0, "queue_full": 0.0}
 
 
@@ -162,6 +164,7 @@ def test_evaluations_sit_on_the_evaluated_trace_in_jaeger(tmp_path, jaeger, prot
             assert set(events) == {"faithfulness", "answer_relevancy", "context_relevancy"}
             faithfulness = events["faithfulness"]
             assert faithfulness["gen_ai.evaluation.score.label"] == label
+            assert faithfulness["ragpulse.judge"] == "local" and faithfulness["ragpulse.judge_model"]
             assert 0.0 <= faithfulness["gen_ai.evaluation.score.value"] <= 1.0
             if label == "fail":
                 # The statements the judge found unsupported say what the bot made up.
