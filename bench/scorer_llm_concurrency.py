@@ -1,9 +1,17 @@
 """One scorer process with the openai judge against a slow LLM: records/s and memory per record in
-flight at several openai.max_concurrency, on the in-process bus and on Kafka.
+flight at several openai.max_concurrency, on the in-process bus and on Kafka, with the adaptive
+concurrency limit (the default) and with today's fixed one.
 
     python bench/scorer_llm_concurrency.py [--latency 1.5] [--max-concurrency 1 16 64] [--seconds 30]
                                            [--buses memory kafka] [--rounds 1] [--concurrency N]
+                                           [--limits adaptive fixed] [--slots N] [--fixed-timeout 60]
                                            [--write-results]
+
+Limits: `adaptive` runs the judge's defaults at each max_concurrency (openai.adaptive_concurrency on,
+timeout_s its default ceiling); `fixed` turns adaptive_concurrency off with timeout_s
+--fixed-timeout (60: the defaults before the adaptive limit). --slots makes the server answer that
+many requests at once and queue the others, as a llama.cpp or Ollama server does; its counters say
+how many requests were abandoned by the client in its queue or while being answered.
 
 The judge is the test suite's fault-injecting OpenAI-compatible server (tests/support/), every reply
 held back --latency seconds. The scorer is the real CLI: `ragpulse up` (in-process bus, records sent
@@ -71,6 +79,7 @@ TARGET_RATE = 20.0
 class Run:
     bus: str
     max_concurrency: int
+    limit: str
     records: int
     rate: float
     ceiling: float
@@ -81,12 +90,19 @@ class Run:
     rss_mb: float
     peak_rss_mb: float
     seconds: float
+    abandoned_queued: int
+    abandoned_started: int
     problems: list[str]
 
 
-def records_for(max_concurrency: int, latency: float, seconds: float) -> int:
-    ceiling = max_concurrency / latency / NOMINAL_CALLS_PER_RECORD
-    return min(PAGE_LIMIT, max(10, round(ceiling * seconds)))
+def served(max_concurrency: int, slots: int | None) -> int:
+    """Requests the server answers at once: its slots, or max_concurrency where fewer."""
+    return min(max_concurrency, slots or max_concurrency)
+
+
+def records_for(max_concurrency: int, args: argparse.Namespace) -> int:
+    ceiling = served(max_concurrency, args.slots) / args.latency / NOMINAL_CALLS_PER_RECORD
+    return min(PAGE_LIMIT, max(10, round(ceiling * args.seconds)))
 
 
 def counters(proc: RagpulseProcess) -> dict[str, float]:
@@ -138,15 +154,18 @@ def kafka_checks(broker: KafkaBroker, cfg: KafkaConfig, fed: list[str]) -> list[
     return problems
 
 
-def run_once(bus: str, max_concurrency: int, args: argparse.Namespace, server: FaultInjectingOpenAIServer,
-             broker: KafkaBroker | None, tmp: Path, tag: str) -> Run:
-    n = records_for(max_concurrency, args.latency, args.seconds)
+def run_once(bus: str, max_concurrency: int, limit: str, args: argparse.Namespace,
+             server: FaultInjectingOpenAIServer, broker: KafkaBroker | None, tmp: Path, tag: str) -> Run:
+    n = records_for(max_concurrency, args)
+    openai: dict[str, Any] = {"model": "bench", "base_url": server.base_url, "api_key": "unused",
+                              "max_concurrency": max_concurrency}
+    if limit == "fixed":
+        openai |= {"adaptive_concurrency": False, "timeout_s": args.fixed_timeout}
     values = record_values(n)
     fed = [f"{i + 1:032x}-{i + 1:016x}" for i in range(n)]
     settings: dict[str, Any] = {
         "scorer": {"judge": "openai", "recent_scores": PAGE_LIMIT, "concurrency": args.concurrency,
-                   "openai": {"model": "bench", "base_url": server.base_url, "api_key": "unused",
-                              "max_concurrency": max_concurrency, "timeout_s": 60}},
+                   "openai": openai},
         "log_level": "warning",
     }
     cfg = None
@@ -159,7 +178,8 @@ def run_once(bus: str, max_concurrency: int, args: argparse.Namespace, server: F
     else:
         settings["bus"] = {"memory": {"capacity": n + 100}}
     server.requests.clear()
-    server.max_in_flight = 0
+    server.max_in_flight = server.abandoned_queued = server.abandoned_started = 0
+    ideal = served(max_concurrency, args.slots) / args.latency / NOMINAL_CALLS_PER_RECORD
     proc = RagpulseProcess(tmp, settings, command="up" if bus == "memory" else "scorer")
     samples: list[tuple[float, float, float, float]] = []  # (t, scored, in flight, RSS MB)
     try:
@@ -174,7 +194,7 @@ def run_once(bus: str, max_concurrency: int, args: argparse.Namespace, server: F
             producer.close()
         else:
             send_spans(proc.http, n, tmp)
-        deadline = started + n / (max_concurrency / args.latency / NOMINAL_CALLS_PER_RECORD) * 5 + 120
+        deadline = started + n / ideal * 5 + 120
         while True:
             c = counters(proc)
             samples.append((time.monotonic() - started, c["ragpulse_records_scored_total"], in_flight(c),
@@ -208,9 +228,10 @@ def run_once(bus: str, max_concurrency: int, args: argparse.Namespace, server: F
     end = next((t for t, scored, _, _ in samples if scored >= n), samples[-1][0])
     steady = [x for x in samples if 0.15 * end <= x[0] <= 0.85 * end]
     rate = statistics.linear_regression([x[0] for x in steady], [x[1] for x in steady]).slope
-    return Run(bus, max_concurrency, n, rate, max_concurrency / args.latency / calls, calls, server.max_in_flight,
-               statistics.median(s[2] for s in steady), idle, statistics.median(s[3] for s in steady), peak,
-               samples[-1][0], problems)
+    return Run(bus, max_concurrency, limit, n, rate, served(max_concurrency, args.slots) / args.latency / calls,
+               calls, server.max_in_flight, statistics.median(s[2] for s in steady), idle,
+               statistics.median(s[3] for s in steady), peak, samples[-1][0], server.abandoned_queued,
+               server.abandoned_started, problems)
 
 
 def per_record_mb(runs: list[Run]) -> float | None:
@@ -220,44 +241,56 @@ def per_record_mb(runs: list[Run]) -> float | None:
     return (high.rss_mb - low.rss_mb) / (high.records_in_flight - low.records_in_flight)
 
 
-def report(runs: dict[tuple[str, int], list[Run]], args: argparse.Namespace, load: tuple[float, ...],
+def report(runs: dict[tuple[str, int, str], list[Run]], args: argparse.Namespace, load: tuple[float, ...],
            command: str) -> str:
-    ceilings = ", ".join(f"{m}: {m / args.latency / NOMINAL_CALLS_PER_RECORD:.2f}" for m in args.max_concurrency)
+    ceilings = ", ".join(f"{m}: {served(m, args.slots) / args.latency / NOMINAL_CALLS_PER_RECORD:.3g}"
+                         for m in args.max_concurrency)
     top = max(args.max_concurrency)
-    top_ceiling = top / args.latency / NOMINAL_CALLS_PER_RECORD
+    top_ceiling = served(top, args.slots) / args.latency / NOMINAL_CALLS_PER_RECORD
     target = (f"The issue's target, {TARGET_RATE:g} records/s, needs "
               f"{TARGET_RATE * NOMINAL_CALLS_PER_RECORD * args.latency:.0f} requests in flight at this latency: "
               + (f"out of reach at max_concurrency {top} ({top_ceiling:.1f} records/s at most) whatever the "
                  "scorer does; the measure is the efficiency, records/s over the ceiling."
                  if top_ceiling < TARGET_RATE else f"within reach at max_concurrency {top}."))
     lines = [
-        f"## Scorer with an LLM judge: records in flight (openai judge, {args.latency:g} s per reply)",
+        f"## Scorer with an LLM judge: records in flight (openai judge, {args.latency:g} s per reply"
+        f"{f', {args.slots} server slot(s)' if args.slots else ''})",
         "",
         f"`{command}` — {datetime.date.today()}, {cpu_model()} ({os.cpu_count()} cpus), load average "
         f"before {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min; the machine is shared), "
         f"{args.rounds} round(s), medians.",
         "",
-        f"Ceiling: at most max_concurrency requests in flight, {args.latency:g} s each, "
-        f"{NOMINAL_CALLS_PER_RECORD} calls a record with the default metrics (measured below): "
-        f"max_concurrency / {args.latency:g} / {NOMINAL_CALLS_PER_RECORD} records/s ({ceilings}). {target}",
+        f"Ceiling: at most max_concurrency requests in flight (or the server's slots where fewer), "
+        f"{args.latency:g} s each, {NOMINAL_CALLS_PER_RECORD} calls a record with the default metrics "
+        f"(measured below): that / {args.latency:g} / {NOMINAL_CALLS_PER_RECORD} records/s ({ceilings}). {target}",
         "",
-        "| bus | max_concurrency | records | calls/record | records/s | ceiling | efficiency "
-        "| requests in flight (max) | records in flight | RSS idle → steady (peak) MB | exactly once |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+        "| bus | max_concurrency | limit | records | calls/record | records/s | ceiling | efficiency "
+        "| requests in flight (max) | abandoned in queue / started | records in flight "
+        "| RSS idle → steady (peak) MB | exactly once |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
-    for (bus, m), rs in runs.items():
+    for (bus, m, limit), rs in runs.items():
         rate = statistics.median(r.rate for r in rs)
         r = rs[0]
         lines.append(
-            f"| {bus} | {m} | {r.records} | {r.calls_per_record:.2f} | {rate:.2f} | {r.ceiling:.2f} | "
+            f"| {bus} | {m} | {limit} | {r.records} | {r.calls_per_record:.2f} | {rate:.3g} | {r.ceiling:.3g} | "
             f"{rate / r.ceiling:.0%} | {max(x.max_requests_in_flight for x in rs)} | "
+            f"{sum(x.abandoned_queued for x in rs)} / {sum(x.abandoned_started for x in rs)} | "
             f"{statistics.median(x.records_in_flight for x in rs):.0f} | "
             f"{statistics.median(x.idle_rss_mb for x in rs):.0f} → {statistics.median(x.rss_mb for x in rs):.0f} "
             f"({max(x.peak_rss_mb for x in rs):.0f}) | "
             f"{'yes' if not any(x.problems for x in rs) else '; '.join(p for x in rs for p in x.problems)} |")
     lines.append("")
     for bus in args.buses:
-        first = [runs[(bus, m)][0] for m in args.max_concurrency]
+        for m in args.max_concurrency:
+            if (bus, m, "adaptive") in runs and (bus, m, "fixed") in runs:
+                a, f = (statistics.median(r.rate for r in runs[(bus, m, k)]) for k in ("adaptive", "fixed"))
+                wa, wf = (statistics.median(r.seconds for r in runs[(bus, m, k)]) for k in ("adaptive", "fixed"))
+                lines.append(f"- {bus}, max_concurrency {m}: adaptive / fixed records/s = {a / f:.3f} in the steady "
+                             f"part; over the whole run, its start included, {wf / wa:.3f} ({wa:.0f} s against "
+                             f"{wf:.0f} s for {runs[(bus, m, 'fixed')][0].records} records)")
+    for bus in args.buses:
+        first = [runs[(bus, m, args.limits[0])][0] for m in args.max_concurrency]
         mb = per_record_mb(first)
         if mb is not None:
             lines.append(f"- {bus}: memory per record in flight {mb * 1024:.0f} KB (RSS difference between "
@@ -274,16 +307,21 @@ def main() -> int:
     parser.add_argument("--buses", nargs="+", choices=["memory", "kafka"], default=["memory", "kafka"])
     parser.add_argument("--rounds", type=int, default=1, help="rounds, buses and settings alternating")
     parser.add_argument("--concurrency", type=int, help="scorer.concurrency (unset: derived from max_concurrency)")
+    parser.add_argument("--limits", nargs="+", choices=["adaptive", "fixed"], default=["adaptive", "fixed"])
+    parser.add_argument("--slots", type=int, help="requests the server answers at once (unset: all)")
+    parser.add_argument("--fixed-timeout", type=float, default=60.0, help="timeout_s of the fixed runs")
     parser.add_argument("--write-results", action="store_true", help="append the section to bench/RESULTS.md")
     args = parser.parse_args()
     # Stopped from outside: still stop the scorer and the broker (the finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     load = os.getloadavg()
-    runs: dict[tuple[str, int], list[Run]] = {(b, m): [] for b in args.buses for m in args.max_concurrency}
+    runs: dict[tuple[str, int, str], list[Run]] = {
+        (b, m, limit): [] for b in args.buses for m in args.max_concurrency for limit in args.limits}
     with tempfile.TemporaryDirectory(prefix="ragpulse-llm-concurrency-") as tmp_name, \
             FaultInjectingOpenAIServer() as server:
         tmp = Path(tmp_name)
         server.latency_s = args.latency
+        server.slots = args.slots
         broker = None
         if "kafka" in args.buses:
             broker = KafkaBroker(tmp / "broker")
@@ -291,11 +329,12 @@ def main() -> int:
         try:
             for k in range(args.rounds):
                 order = list(runs) if k % 2 == 0 else list(reversed(runs))
-                for bus, m in order:
-                    run = run_once(bus, m, args, server, broker, tmp, f"r{k}{bus}{m}")
-                    runs[(bus, m)].append(run)
-                    print(f"round {k + 1} {bus} max_concurrency {m}: {run.records} records in {run.seconds:.0f} s, "
-                          f"{run.rate:.2f} records/s (ceiling {run.ceiling:.2f}), {run.calls_per_record:.2f} "
+                for bus, m, limit in order:
+                    run = run_once(bus, m, limit, args, server, broker, tmp, f"r{k}{bus}{m}{limit}")
+                    runs[(bus, m, limit)].append(run)
+                    print(f"round {k + 1} {bus} max_concurrency {m} {limit}: {run.records} records in "
+                          f"{run.seconds:.0f} s, abandoned {run.abandoned_queued}/{run.abandoned_started}, "
+                          f"{run.rate:.3g} records/s (ceiling {run.ceiling:.3g}), {run.calls_per_record:.2f} "
                           f"calls/record, {run.max_requests_in_flight} requests and {run.records_in_flight:.0f} "
                           f"records in flight, RSS {run.idle_rss_mb:.0f} -> {run.rss_mb:.0f} MB"
                           f"{'; PROBLEMS: ' + '; '.join(run.problems) if run.problems else ''}", flush=True)

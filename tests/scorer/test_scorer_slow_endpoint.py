@@ -7,18 +7,13 @@ thrashed: that case shows the server's counters see abandoned work."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from distinct_records import distinct_records
 from fault_injecting_openai_server import FaultInjectingOpenAIServer
-from prometheus_client import CollectorRegistry
+from scorer_run import score_reading_the_limit
 
-from ragpulse.app import build_scorer
-from ragpulse.config import Config
-from ragpulse.core.bus import InProcessBus
-from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.judge.openai.config import OpenAIJudgeConfig
 
 RECORDS = 16
@@ -33,32 +28,18 @@ def one_slot_server() -> Iterator[FaultInjectingOpenAIServer]:
         yield server
 
 
-def score(server: FaultInjectingOpenAIServer, limits: list[float | None], **openai: object) -> CollectorRegistry:
-    """Scores RECORDS records, the concurrency limit read every 0.1 s into `limits`."""
-    judge = OpenAIJudgeConfig(model="tiny", base_url=server.base_url, api_key="unused", **openai)  # type: ignore[arg-type]
-    bus = InProcessBus(100)
-    registry = CollectorRegistry()
-    parts = build_scorer(Config(scorer=ScorerConfig(judge="openai", openai=judge)), bus, registry)
-    for r in distinct_records(RECORDS):
-        bus.publish(r.trace_id.encode(), r.to_json())
-    parts.worker.start()
-    try:
-        deadline = time.monotonic() + 600
-        while not bus.drained(0.1):
-            assert time.monotonic() < deadline
-            limits.append(registry.get_sample_value("ragpulse_judge_endpoint_concurrency_limit", {"judge": "openai"}))
-    finally:
-        parts.worker.stop()
-    return registry
+def judge(server: FaultInjectingOpenAIServer, **settings: object) -> OpenAIJudgeConfig:
+    return OpenAIJudgeConfig(model="tiny", base_url=server.base_url, api_key="unused", **settings)  # type: ignore[arg-type]
 
 
 def test_the_defaults_learn_a_one_slot_endpoint_and_score_everything_without_abandoning_work(
         one_slot_server: FaultInjectingOpenAIServer) -> None:
     limits: list[float | None] = []
-    registry = score(one_slot_server, limits)
+    registry = score_reading_the_limit(judge(one_slot_server), distinct_records(RECORDS), limits)
     assert registry.get_sample_value("ragpulse_records_scored_total", {"service": "svc"}) == RECORDS
-    assert registry.get_sample_value("ragpulse_judge_endpoint_failures_total",
-                                     {"judge": "openai", "reason": "timeout"}) is None
+    # No request timed out, not even one retried.
+    assert registry.get_sample_value("ragpulse_judge_endpoint_requests_total",
+                                     {"judge": "openai", "outcome": "timeout"}) is None
     assert (one_slot_server.abandoned_queued, one_slot_server.abandoned_started) == (0, 0)
     # Settled at the slot count: most of the time at 1 once found, probes of a second request brief
     # and ever rarer (their share over hours: bench/scorer_llm_concurrency.py --slots 1).
@@ -74,5 +55,6 @@ def test_the_defaults_learn_a_one_slot_endpoint_and_score_everything_without_aba
 def test_fixed_concurrency_with_a_deadline_that_counts_the_queue_abandons_work(
         one_slot_server: FaultInjectingOpenAIServer) -> None:
     # Four at once on one slot: the fourth waits three replies in the server's queue, past 2.5 of them.
-    score(one_slot_server, [], adaptive_concurrency=False, timeout_s=2.5 * REPLY_S, max_retries=1)
+    score_reading_the_limit(judge(one_slot_server, adaptive_concurrency=False, timeout_s=2.5 * REPLY_S, max_retries=1),
+                            distinct_records(RECORDS), [])
     assert one_slot_server.abandoned_queued + one_slot_server.abandoned_started > 0
