@@ -60,6 +60,11 @@ def drive(limit: ConcurrencyLimit, clock: Clock, endpoint: SimulatedEndpoint, cl
     return trace
 
 
+def one_request(limit: ConcurrencyLimit, outcome: str) -> None:
+    limit.done(limit.acquire(1000, 256), outcome)
+    limit.release()
+
+
 def test_a_one_slot_endpoint_settles_the_limit_at_one_and_stays_busy() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(ceiling=4, adaptive=True, timeout_s=600, clock=clock)
@@ -115,13 +120,9 @@ def test_a_429_cuts_the_limit_and_other_failures_do_not() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(ceiling=8, adaptive=True, timeout_s=600, clock=clock)
     drive(limit, clock, SimulatedEndpoint(slots=64, service_s=1.0), clients=8, replies=100)
-    t = limit.acquire(1000, 256)
-    limit.done(t, "failed")
-    limit.release()
+    one_request(limit, "failed")
     assert limit.limit == 8
-    t = limit.acquire(1000, 256)
-    limit.done(t, "congested")
-    limit.release()
+    one_request(limit, "congested")
     assert (limit.limit, limit.state().in_flight) == (4, 0)
 
 
@@ -129,9 +130,7 @@ def test_a_fixed_limit_never_moves() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(ceiling=4, adaptive=False, timeout_s=600, clock=clock)
     drive(limit, clock, SimulatedEndpoint(slots=1, service_s=20.0), clients=4, replies=50)
-    t = limit.acquire(1000, 256)
-    limit.done(t, "timeout")
-    limit.release()
+    one_request(limit, "timeout")
     assert limit.limit == 4
 
 
