@@ -58,7 +58,7 @@ from kafka_throughput import ANSWER, CONTEXT, QUESTION, cpu_model, wait_line  # 
 SPANS_PER_REQUEST = 100
 TRACE_SPANS = 20
 OTELCOL_HOME = Path(os.environ.get("RAGPULSE_OTELCOL_HOME", Path.home() / ".cache" / "ragpulse" / "otelcol"))
-OTELCOL = OTELCOL_HOME / "bin" / "otelcol-ragpulse-peer"
+OTELCOL = OTELCOL_HOME / "otelcol-ragpulse-peer" / "bin" / "otelcol-ragpulse-peer"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

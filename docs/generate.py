@@ -32,7 +32,7 @@ import yaml
 from ragpulse.config import Config
 from ragpulse.config_env import fields, is_section, unwrap_optional
 from ragpulse.core.settings import key
-from ragpulse.core.telemetry_catalog import FAMILIES
+from ragpulse.core.telemetry_catalog import EVALUATION_NAME, EVALUATION_SCORE, FAMILIES, otel_name, otel_unit
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -50,6 +50,15 @@ def metrics_markdown() -> str:
         "A label in brackets is there only when configured (`route`: `prometheus.route_label`). Label",
         "values that come from spans (`service`, `route`, `model`) are bounded by the `prometheus`",
         "section's allow-lists and `label_cap`; the rest become `other`.",
+        "",
+        "With `export.otlp_metrics` the same families also go over OTLP (docs/backends.md) under the",
+        "OpenTelemetry name and unit in the second column: `ragpulse.` and the Prometheus name without",
+        "its `_total` and unit suffix, the labels as attributes; the OpenTelemetry Collector's",
+        "prometheus exporter turns them back into the Prometheus names (gauges of unit `1` get `_ratio`).",
+        f"Every score histogram is also sent as `{EVALUATION_SCORE}` (unit `1`) with the attribute",
+        f"`{EVALUATION_NAME}` naming the metric: the name the OpenTelemetry-native peers (Splunk's",
+        "util-genai-evals, Dash0) emit. The GenAI semantic conventions define the evaluation event but",
+        "no metric yet; ragpulse will follow them when they do.",
     ]
     components: dict[str, list[str]] = {}
     for spec in FAMILIES:
@@ -57,9 +66,12 @@ def metrics_markdown() -> str:
         meaning = _cell(spec.help)
         if spec.buckets:
             meaning += f" Buckets: {', '.join(f'{b:g}' for b in spec.buckets)}."
-        components.setdefault(spec.component, []).append(f"| `{spec.name}` | {spec.kind} | {labels} | {meaning} |")
+        otel = f"`{otel_name(spec)}` ({otel_unit(spec)})"
+        components.setdefault(spec.component, []).append(
+            f"| `{spec.name}` | {otel} | {spec.kind} | {labels} | {meaning} |")
     for component, rows in components.items():
-        out += ["", f"## {component}", "", "| name | type | labels | meaning |", "| --- | --- | --- | --- |", *rows]
+        out += ["", f"## {component}", "", "| name | OpenTelemetry name (unit) | type | labels | meaning |",
+                "| --- | --- | --- | --- | --- |", *rows]
     return "\n".join(out) + "\n"
 
 

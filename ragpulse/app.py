@@ -21,6 +21,7 @@ from ragpulse.config import Config
 from ragpulse.core.bus import InProcessBus, RecordConsumer, RecordPublisher
 from ragpulse.core.endpoints import parse_endpoint
 from ragpulse.core.labels import LabelBounds
+from ragpulse.core.otlp_metrics import OtlpMetricsExport, start_otlp_metrics
 from ragpulse.scorer.config import ScorerConfig
 from ragpulse.scorer.consume.dedupe import RecentRecordIds
 from ragpulse.scorer.estimate.cascade import Cascade
@@ -170,11 +171,13 @@ class OneProcess:
         self.scorer = build_scorer(config, self.bus, self.registry, judge, labels=labels,
                                    deduper=RecentRecordIds(config.bus.memory.dedupe_window))
         self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
+        self.otlp_metrics: OtlpMetricsExport | None = None
         self._stopped = threading.Event()
 
     def start(self) -> None:
         self.scorer.worker.start()
         self.http.start()
+        self.otlp_metrics = start_otlp_metrics(self.config.export.otlp_metrics, self.registry, "up")
         self.collector.pipeline.start()
         for receiver in self.collector.receivers:
             receiver.start()
@@ -190,5 +193,7 @@ class OneProcess:
         self.collector.pipeline.stop()
         drained = self.bus.drained(drain_timeout_s)
         self.scorer.worker.stop()
+        if self.otlp_metrics is not None:
+            self.otlp_metrics.stop()
         self.http.stop()
         return {"drained": drained, "left_in_queue": self.bus.depth()}

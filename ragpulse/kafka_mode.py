@@ -17,6 +17,7 @@ from ragpulse.app import build_collector, build_scorer
 from ragpulse.collector.kafka_publisher import KafkaRecordPublisher
 from ragpulse.collector.otlp_kafka_receiver import OtlpKafkaReceiver
 from ragpulse.config import Config, ConfigError
+from ragpulse.core.otlp_metrics import OtlpMetricsExport, start_otlp_metrics
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.kafka.topics import ensure_topics, ragpulse_topics
 from ragpulse.scorer.consume.dedupe import RecentRecordIds
@@ -60,9 +61,12 @@ class KafkaCollector:
                 kafka, lambda request: pipeline.consume_export_request(request, "kafka"),
                 self.collector.metrics, before_commit=self.publisher.flush)
         self.http = ScorerHttp(config.prometheus, config.page, self.registry, None)
+        self._otlp_metrics = config.export.otlp_metrics
+        self.otlp_metrics: OtlpMetricsExport | None = None
 
     def start(self) -> None:
         self.http.start()
+        self.otlp_metrics = start_otlp_metrics(self._otlp_metrics, self.registry, "collector")
         self.collector.pipeline.start()
         for receiver in self.collector.receivers:
             receiver.start()
@@ -79,6 +83,8 @@ class KafkaCollector:
         flushed = self.publisher.flush(flush_timeout_s)
         unacknowledged = self.publisher.pending()
         self.publisher.close(timeout_s=0.0)  # the flush above was the wait
+        if self.otlp_metrics is not None:
+            self.otlp_metrics.stop()
         self.http.stop()
         return {"drained": flushed, "unacknowledged": unacknowledged}
 
@@ -97,9 +103,12 @@ class KafkaScorer:
         self.scorer = build_scorer(config, self.consumer, self.registry, judge, outputs=self.sinks,
                                    deduper=RecentRecordIds(kafka.dedupe_window))
         self.http = ScorerHttp(config.prometheus, config.page, self.registry, self.scorer.page)
+        self._otlp_metrics = config.export.otlp_metrics
+        self.otlp_metrics: OtlpMetricsExport | None = None
 
     def start(self) -> None:
         self.http.start()
+        self.otlp_metrics = start_otlp_metrics(self._otlp_metrics, self.registry, "scorer")
         self.scorer.worker.start()
 
     def stop(self) -> dict[str, Any]:
@@ -107,6 +116,8 @@ class KafkaScorer:
         self.scorer.worker.stop()
         self.consumer.close()
         self.sinks.close()
+        if self.otlp_metrics is not None:
+            self.otlp_metrics.stop()
         self.http.stop()
         return {"drained": True}
 

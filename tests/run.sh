@@ -7,7 +7,9 @@
 #     (deploy/llm/install.sh; ~8 minutes the first time, idempotent after),
 #   - the cross-encoder's training environment into .venv-train (train/requirements.txt),
 #   - Jaeger v2, the tracing backend the scorer writes evaluations to, built from the Go module
-#     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 13 minutes cold on 2 busy cores, idempotent after).
+#     proxy (deploy/jaeger/build.sh; needs Go 1.24+; 13 minutes cold on 2 busy cores, idempotent after),
+#   - the OpenTelemetry Collector that ragpulse's OTLP metrics go through (deploy/otelcol/build.sh,
+#     deploy/otelcol/manifest.yaml; the same Go, idempotent).
 # RAGPULSE_SKIP_INSTALL=1 only runs the tests. Arguments go to pytest. The tests run on
 # RAGPULSE_TEST_WORKERS xdist workers (default 2; 0 runs them in this process); the broker's tests
 # and the LLM server's tests each stay on one worker (tests/conftest.py, --dist loadgroup).
@@ -20,6 +22,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/ragpulse
 export RAGPULSE_KAFKA_HOME=${RAGPULSE_KAFKA_HOME:-$cache/kafka}
 export RAGPULSE_LLM_VENV=${RAGPULSE_LLM_VENV:-$cache/venv-llm}
 export RAGPULSE_JAEGER_HOME=${RAGPULSE_JAEGER_HOME:-$cache/jaeger}
+export RAGPULSE_OTELCOL_HOME=${RAGPULSE_OTELCOL_HOME:-$cache/otelcol}
 
 if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   # Jaeger's cold build is mostly a download (~1 GB of Go modules): it runs beside the other
@@ -27,6 +30,9 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   jaeger_log=$(mktemp)
   bash deploy/jaeger/build.sh >"$jaeger_log" 2>&1 &
   jaeger_pid=$!
+  otelcol_log=$(mktemp)
+  bash deploy/otelcol/build.sh >"$otelcol_log" 2>&1 &
+  otelcol_pid=$!
   missing=()
   for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager \
       amtool:prometheus-alertmanager chromium:chromium; do
@@ -54,6 +60,13 @@ if [ "${RAGPULSE_SKIP_INSTALL:-0}" != 1 ]; then
   fi
   cat "$jaeger_log"
   rm -f "$jaeger_log"
+  if ! wait "$otelcol_pid"; then
+    cat "$otelcol_log" >&2
+    echo "tests/run.sh: deploy/otelcol/build.sh failed" >&2
+    exit 1
+  fi
+  cat "$otelcol_log"
+  rm -f "$otelcol_log"
   # Installed: the real-server tests must run, not skip.
   export RAGPULSE_REQUIRE_LLM=1
 fi

@@ -32,6 +32,7 @@ JUDGE_ENDPOINT = "scorer: judge endpoint"
 EVALUATION_EXPORT = "scorer: evaluations written back to your tracing backend (export.otlp)"
 KAFKA_PRODUCER = "Kafka producers (collector records; scorer scores and dead letters)"
 KAFKA_CONSUMER = "Kafka consumer (scorer)"
+OTLP_METRICS = "every process: its metrics sent over OTLP (export.otlp_metrics)"
 TLS = "TLS on the HTTP servers (collector: OTLP/HTTP receiver; scorer: /metrics and the live page)"
 
 
@@ -266,6 +267,12 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "refused or was unreachable after the exporter's retries), queue_full (dropped before "
                "export: export.otlp.max_queue spans were waiting).",
                ("outcome",), EVALUATION_EXPORT),
+    # --- ragpulse/core/otlp_metrics.py
+    FamilySpec("ragpulse_otlp_metric_exports_total", "counter",
+               "Exports of this process's metrics to export.otlp_metrics.endpoint, by outcome: ok, failed "
+               "(the endpoint refused, was unreachable or took longer than timeout_s; with delta temporality "
+               "that interval's increments are lost, with cumulative the next export carries them).",
+               ("outcome",), OTLP_METRICS),
     # --- ragpulse/kafka/producer.py
     FamilySpec("ragpulse_kafka_messages_delivered_total", "counter",
                "Messages the Kafka broker acknowledged (acks=all), by topic.", ("topic",), KAFKA_PRODUCER),
@@ -305,6 +312,45 @@ FAMILIES: tuple[FamilySpec, ...] = (
 )
 
 _BY_NAME = {spec.name: spec for spec in FAMILIES}
+
+# The OpenTelemetry name of every score histogram's data, with gen_ai.evaluation.name saying which
+# metric: the name the OpenTelemetry-native peers (Splunk's util-genai-evals, Dash0) emit. The GenAI
+# conventions define the evaluation event but no metric yet; this follows them when they do.
+EVALUATION_SCORE = "gen_ai.evaluation.score"
+EVALUATION_NAME = "gen_ai.evaluation.name"
+# Gauges whose values are scores in [0, 1] (the score histograms are known by their buckets).
+_SCORE_GAUGES = frozenset((
+    "ragpulse_score_rolling_mean", "ragpulse_score_baseline_mean", "ragpulse_score_current_mean",
+    "ragpulse_score_current_mean_lower", "ragpulse_score_current_mean_upper", "ragpulse_quality_estimate",
+    "ragpulse_quality_estimate_lower", "ragpulse_quality_estimate_upper", "ragpulse_quality_estimate_offline_weight",
+    "ragpulse_recent_worst_score"))
+# Prometheus base-unit suffixes and their UCUM units: the OpenTelemetry name drops the suffix (the
+# unit says it), and the Collector's prometheus exporter adds it back from the unit.
+_UNIT_SUFFIXES = (("_seconds", "s"), ("_bytes", "By"))
+
+
+def otel_name(s: FamilySpec) -> str:
+    """The family's OpenTelemetry name: `ragpulse.` and the Prometheus name without its prefix, its
+    `_total` and its unit suffix, so that the Collector's prometheus exporter, which adds those back
+    from the type and the unit, gives the Prometheus name again."""
+    stem = s.name.removeprefix("ragpulse_")
+    if s.kind == "counter":
+        stem = stem.removesuffix("_total")
+    for suffix, _ in _UNIT_SUFFIXES:
+        stem = stem.removesuffix(suffix)
+    return f"ragpulse.{stem}"
+
+
+def otel_unit(s: FamilySpec) -> str:
+    """UCUM: `1` for scores, `s` and `By` for the base units, `{USD}` for money, `{count}` for counts
+    (braces: an annotation, which Prometheus names ignore)."""
+    if s.buckets == SCORE_BUCKETS or s.name in _SCORE_GAUGES:
+        return "1"
+    stem = s.name.removesuffix("_total")
+    for suffix, unit in _UNIT_SUFFIXES:
+        if stem.endswith(suffix):
+            return unit
+    return "{USD}" if stem.endswith("_usd") else "{count}"
 
 
 def spec(name: str, *kinds: str) -> FamilySpec:

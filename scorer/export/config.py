@@ -5,6 +5,8 @@ from __future__ import annotations
 import urllib.parse
 from dataclasses import dataclass, field
 
+from ragpulse.core.endpoints import otlp_http_url
+from ragpulse.core.otlp_metrics_config import OtlpMetricsConfig
 from ragpulse.core.settings import key, require, require_at_least, require_one_of
 
 
@@ -43,16 +45,16 @@ class OtlpExportConfig:
     def traces_url(self) -> str:
         """The endpoint as the exporter takes it: over http a bare address gets OTLP's /v1/traces
         path (as OTEL_EXPORTER_OTLP_ENDPOINT does), a URL with a path is used as written."""
-        url = urllib.parse.urlsplit(self.endpoint)
-        if self.protocol == "http" and url.path in ("", "/"):
-            return urllib.parse.urlunsplit(url._replace(path="/v1/traces"))
-        return self.endpoint
+        return otlp_http_url(self.endpoint, "/v1/traces") if self.protocol == "http" else self.endpoint
 
 
 @dataclass
 class ExportConfig:
     # Evaluations written back to the evaluated span in your tracing backend (off by default).
     otlp: OtlpExportConfig = field(default_factory=OtlpExportConfig)
+    # The process's metrics (every /metrics family, and gen_ai.evaluation.score) sent over OTLP to
+    # an OpenTelemetry Collector or backend (off by default; docs/backends.md).
+    otlp_metrics: OtlpMetricsConfig = field(default_factory=OtlpMetricsConfig)
 
     def validate(self, where: str) -> None:
-        """Nothing of its own: `otlp` validates itself."""
+        """Nothing of its own: `otlp` and `otlp_metrics` validate themselves."""

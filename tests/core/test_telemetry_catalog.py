@@ -16,6 +16,8 @@ from ragpulse.config import Config
 from ragpulse.core import telemetry_catalog as catalog
 from ragpulse.core.bus import InProcessBus
 from ragpulse.core.metric_names import DEFAULT_BAD_EVENT_THRESHOLDS, DEFAULT_METRICS, METRIC_NAMES
+from ragpulse.core.otlp_metrics import OtlpMetricsExport, RegistryBridge
+from ragpulse.core.otlp_metrics_config import OtlpMetricsConfig
 from ragpulse.core.wire import Record, Sampling
 from ragpulse.kafka.producer import KafkaProducerMetrics
 from ragpulse.scorer.config import ScorerConfig
@@ -49,6 +51,7 @@ def real_registry() -> CollectorRegistry:
     KafkaProducerMetrics(registry)
     KafkaConsumerMetrics(registry)
     OtlpEvaluationExporter(OtlpExportConfig(endpoint="http://127.0.0.1:9"), registry, {})
+    OtlpMetricsExport(OtlpMetricsConfig(endpoint="http://127.0.0.1:9"), registry, "test")  # never started
     parts = build_scorer(config, bus, registry)
     record = Record(trace_id="ab" * 16, span_id="cd" * 8, service="svc", time_unix_nano=1, route="/faq",
                     question="Where is the Louvre?", contexts=["The Louvre is an art museum in Paris."],
@@ -76,6 +79,24 @@ def test_a_real_run_registers_exactly_the_declared_families():
         for sample in family.samples:
             assert set(sample.labels) - {"le"} <= set(spec.labels + spec.optional_labels), sample
     assert registered == set(declared), "declared but registered by no part"
+
+
+def test_every_family_goes_over_otlp_under_its_own_name_and_unit():
+    from opentelemetry.sdk.resources import Resource
+
+    data = RegistryBridge(real_registry(), Resource.create({}), "cumulative").collect()
+    (scope,) = data.resource_metrics[0].scope_metrics
+    sent = {m.name: m for m in scope.metrics}
+    for spec in catalog.FAMILIES:
+        name = catalog.otel_name(spec)
+        if name in sent:  # a family with no sample yet (a labelled child never touched) sends nothing
+            assert (sent[name].unit, sent[name].description) == (catalog.otel_unit(spec), spec.help)
+    assert len({catalog.otel_name(s) for s in catalog.FAMILIES}) == len(catalog.FAMILIES)
+    assert {"ragpulse.faithfulness_score", "ragpulse.records_scored", "ragpulse.score_weighted_sum",
+            "ragpulse.quality_estimate_lower", "ragpulse.queue_depth", catalog.EVALUATION_SCORE} <= set(sent)
+    # The Collector's prometheus exporter adds the suffixes back from type and unit.
+    latency = catalog.spec("ragpulse_judge_latency_seconds", "histogram")
+    assert (catalog.otel_name(latency), catalog.otel_unit(latency)) == ("ragpulse.judge_latency", "s")
 
 
 def test_families_can_only_be_built_from_the_catalog():
