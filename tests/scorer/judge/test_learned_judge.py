@@ -88,17 +88,24 @@ def test_missing_checksums_are_model_unavailable(tmp_path: Path) -> None:
     (EN_CONTEXT, "The lighthouse was designed by Margaret Collins.",
      "The lighthouse was designed by Margaret Collins, who also built the harbour bridge."),
     (EN_CONTEXT, "Visitors can climb the tower on weekends.", "Visitors can climb the tower every weekday."),
-    pytest.param(JA_CONTEXT, "灯台を設計したのはマーガレット・コリンズです。",
-                 "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "a known miss of the learned judge as shipped: it gives both Japanese statements "
-                     "low support (fp32 0.18 against 0.16, a margin the int8 products undo: 0.17 against 0.18)"))),
-], ids=["invented_half_en", "polarity_en", "invented_half_ja"])
+], ids=["invented_half_en", "polarity_en"])
 def test_support_prefers_what_the_window_says(contexts: list[str], supported: str, invented: str) -> None:
     encoder = CrossEncoder()
     window = contexts[0]
     good, bad = encoder.support([(window, supported), (window, invented)]).tolist()
     assert good > bad
+
+
+def test_known_miss_the_japanese_invented_half_is_not_told_apart() -> None:
+    # Pins a miss of the model as shipped so a retrained one that fixes it shows up here (then move
+    # the case into the test above). The two scores differ by about 0.01, inside what the int8
+    # products change from one CPU to another (fp32 0.18 / 0.16; int8 0.17 / 0.18 on one machine,
+    # the other way round on another), so only "both low, close together" is stable.
+    encoder = CrossEncoder()
+    window = JA_CONTEXT[0]
+    good, bad = encoder.support([(window, "灯台を設計したのはマーガレット・コリンズです。"),
+                                 (window, "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。")]).tolist()
+    assert max(good, bad) < 0.4 and abs(good - bad) < 0.1
 
 
 @pytest.mark.parametrize(("question", "contexts", "faithful", "unfaithful"), [
