@@ -1,6 +1,7 @@
 """The judge cascade and its prediction-powered estimates, simulated on labelled data.
 
-    python bench/cascade.py [--resamples 1000] [--records 2000] [--seed 7] [--hallucination-rate 0.1]
+    python bench/cascade.py [--resamples 1000] [--records 2000] [--seed 7] [--scenarios ...] [--judge local]
+        [--defensive-share D] [--residual-shift-ratio R] [--cache scores.json]
 
 The human labels stand in for the expensive judge: RAGTruth dev, LLM score = 1 - hallucinated;
 WikiEval dev, the faithful answer = 1 and the ungrounded one = 0 (two records per row, contexts
@@ -20,7 +21,9 @@ estimates. Reported per LLM share: bias, 90 % interval coverage of the all-judge
 interval width beside the LLM on every record of the window and beside uniform random sampling of
 the same expected cost (LLM scores of the sample only: what the budget pacer gives without the
 cascade; and, to separate the two effects, uniform sampling with the same estimator), and the share
-of truly hallucinated answers that get an LLM verdict, beside the uniform share.
+of truly hallucinated answers that get an LLM verdict, beside the uniform share; "shifts seen" is
+how often per window the residual ratio rose past residual_shift_ratio (ragpulse_cascade_residual_shifts_total:
+where nothing changed, a false alarm).
 
 This is a benchmark harness, not product code: it imports the product's pieces and feeds them.
 """
@@ -31,6 +34,8 @@ import argparse
 import dataclasses
 import json
 import math
+import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -39,10 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ragpulse.scorer.config import OFFLINE_JUDGES
 from ragpulse.scorer.estimate.cascade import Allocator
 from ragpulse.scorer.estimate.config import CascadeConfig
 from ragpulse.scorer.estimate.estimates import PpiEstimator
 from ragpulse.scorer.judge.base import RecordText, Usage
+from ragpulse.scorer.judge.factory import build_offline_judge
 from ragpulse.scorer.metrics import METRICS, MetricFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,15 +68,13 @@ class Population:
     source: list[str]
 
 
-def load(cache: Path | None) -> tuple[Population, int]:
+def load(cache: Path | None, judge_name: str) -> tuple[Population, int]:
     """The labelled records with their offline scores; records the local judge cannot score
     (no statements) are left out and counted."""
     if cache is not None and cache.exists():
         rows = json.loads(cache.read_text())
     else:
-        from ragpulse.scorer.judge.local import LexicalJudge
-
-        judge = LexicalJudge()
+        judge = build_offline_judge(judge_name)
 
         def faithfulness(q: str, contexts: list[str], answer: str) -> float | None:
             try:
@@ -110,35 +115,106 @@ def classical(y: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """How a window of traffic is drawn from the labelled records."""
+
+    name: str
+    what: str
+    # Share of hallucinated answers the records are drawn at (None: the labelled set as it is).
+    hallucination_rate: float | None = None
+    # Share of records on which the offline judge is confidently wrong, at random over the stream
+    # whatever their label: it scores a hallucinated answer 1.0 and a faithful one 0.0. With one
+    # answer in ten hallucinated, one wrong record in ten is the dangerous kind, rare enough that a
+    # window judges only a few of them at a small π.
+    wrong: float = 0.0
+    # From halfway through each window, this share of records are a new kind of hallucination that
+    # the offline judge scores 1.0 (the app started making things up in a way the judge does not
+    # see). Each window then starts from an allocator that learnt one window of the old traffic.
+    shift: float = 0.0
+
+
+SCENARIOS = {s.name: s for s in (
+    Scenario("as-is", "the labelled set as it is (half the answers hallucinated)"),
+    Scenario("one-in-ten", "one answer in ten hallucinated", hallucination_rate=0.1),
+    Scenario("wrong-3", "one in ten hallucinated; the offline judge confidently wrong on 3 % of records",
+             hallucination_rate=0.1, wrong=0.03),
+    Scenario("wrong-10", "one in ten hallucinated; the offline judge confidently wrong on 10 % of records",
+             hallucination_rate=0.1, wrong=0.10),
+    Scenario("shift", "one in ten hallucinated; halfway through the window, 10 % of records become "
+             "hallucinations the offline judge scores 1.0", hallucination_rate=0.1, shift=0.10),
+)}
+
+
+def draw_weights(pop: Population, rate: float | None) -> np.ndarray | None:
+    """The probability of drawing each labelled record so that `rate` of the draws are hallucinated."""
+    if rate is None:
+        return None
+    hall = pop.truth == 0
+    return np.where(hall, rate / hall.sum(), (1 - rate) / (~hall).sum())
+
+
+def window(pop: Population, scenario: Scenario, records: int, rng: np.random.Generator,
+           changed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One window's offline scores and labels; `changed`: its second half after the shift."""
+    idx = rng.choice(len(pop.truth), size=records, p=draw_weights(pop, scenario.hallucination_rate))
+    f, y = pop.offline[idx].copy(), pop.truth[idx].copy()
+    wrong = rng.random(records) < scenario.wrong
+    f[wrong] = 1.0 - y[wrong]
+    if changed and scenario.shift:
+        late = np.arange(records) >= records // 2
+        new = late & (rng.random(records) < scenario.shift)
+        f[new], y[new] = 1.0, 0.0
+    return f, y
+
+
+def run_window(allocator: Allocator, metric: str, share: float, f: np.ndarray, y: np.ndarray,
+               randomness: np.ndarray, now: float, residual_model: bool) -> tuple[PpiEstimator, np.ndarray, float]:
+    """The records of a window through the product's allocation, each verdict learnt before the next
+    record arrives, into the product's estimator (with the allocation's expected residual, as the
+    scorer feeds it, unless `residual_model` is off)."""
+    judged = np.zeros(len(f), dtype=bool)
+    est = PpiEstimator(half_life_s=math.inf, confidence=LEVEL)
+    for i, (fi, yi, u) in enumerate(zip(f.tolist(), y.tolist(), randomness.tolist(), strict=True)):
+        offline = {metric: fi}
+        pi = allocator.inclusion(offline, share)
+        residual = allocator.expected_residual(offline)[metric] if residual_model else 0.0
+        if u < pi:
+            judged[i] = True
+            allocator.learn(offline, {metric: yi}, pi, now)
+            est.add(fi, yi, pi, 1.0, 0.0, residual)
+        else:
+            est.add(fi, None, pi, 1.0, 0.0, residual)
+        now += 1.0
+    return est, judged, now
+
+
 def simulate(pop: Population, config: CascadeConfig, share: float, records: int, resamples: int,
-             seed: int, draw: np.ndarray | None = None) -> dict[str, float]:
-    """`draw`: the probability of drawing each labelled record (None: equal)."""
+             seed: int, scenario: Scenario, residual_model: bool) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     # The estimates' half-life as one window's arrivals (a clock of one tick per record): the
     # residual sums forget as they would in a scorer whose estimates span about a window.
-    allocator = Allocator(dataclasses.replace(config, estimate_half_life_s=float(records)))
+    config = dataclasses.replace(config, estimate_half_life_s=float(records))
+    allocator = Allocator(config)
     metric = config.selection_metrics[0]
-    all_judged = float(pop.truth.mean() if draw is None else np.dot(draw, pop.truth))
+    draw = draw_weights(pop, scenario.hallucination_rate)
+    base = float(pop.truth.mean() if draw is None else np.dot(draw, pop.truth))
+    # The wrong records keep their labels; after the shift (half the window) its share scores 0.
+    all_judged = base * (1 - scenario.shift / 2)
     out: dict[str, list[float]] = {k: [] for k in (
         "est", "cover", "width", "cover_window", "all_width", "uni_width", "uni_cover", "uni_ppi_width",
-        "uni_ppi_cover", "hall_share", "realised")}
+        "uni_ppi_cover", "hall_share", "realised", "shifts")}
     now = 0.0
     for _ in range(resamples):
-        idx = rng.choice(len(pop.truth), size=records, p=draw)
-        f, y = pop.offline[idx], pop.truth[idx]
-        randomness = rng.random(records)
-        judged = np.zeros(records, dtype=bool)
-        est = PpiEstimator(half_life_s=math.inf, confidence=LEVEL)
-        for i, (fi, yi, u) in enumerate(zip(f.tolist(), y.tolist(), randomness.tolist(), strict=True)):
-            offline = {metric: fi}
-            pi = allocator.inclusion(offline, share)
-            if u < pi:
-                judged[i] = True
-                allocator.learn(offline, {metric: yi}, pi, now)
-                est.add(fi, yi, pi, 1.0, 0.0)
-            else:
-                est.add(fi, None, pi, 1.0, 0.0)
-            now += 1.0
+        if scenario.shift:
+            # A fresh scorer that has seen one window of the old traffic: the shift is sudden.
+            allocator = Allocator(config)
+            f, y = window(pop, scenario, records, rng, changed=False)
+            _, _, now = run_window(allocator, metric, share, f, y, rng.random(records), now, residual_model)
+        f, y = window(pop, scenario, records, rng, changed=True)
+        before = allocator.residual_shift()[metric][1]
+        est, judged, now = run_window(allocator, metric, share, f, y, rng.random(records), now, residual_model)
+        out["shifts"].append(allocator.residual_shift()[metric][1] - before)
         e = est.estimate()
         lo, hi = e.lower, e.upper
         out["est"].append(e.mean)
@@ -160,24 +236,30 @@ def simulate(pop: Population, config: CascadeConfig, share: float, records: int,
     means = {k: float(np.mean(v)) for k, v in out.items()}
     means["bias"] = means["est"] - all_judged
     means["bias_se"] = float(np.std(out["est"]) / math.sqrt(resamples))
+    means["cover_se"] = math.sqrt(means["cover"] * (1 - means["cover"]) / resamples)
     means["all_judged"] = all_judged
     return means
 
 
-def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, draw: np.ndarray | None) -> str:
+def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, scenario: Scenario) -> str:
     lines = [
-        "| LLM share | bias (± s.e.) | 90 % coverage | coverage of the window's own all-judged mean | "
+        "| LLM share | bias (± s.e.) | 90 % coverage (± s.e.) | coverage of the window's own all-judged mean | "
         "width | width, LLM on every record | width, uniform (LLM only) | narrower than uniform | "
-        "width, uniform + same estimator | hallucinated answers judged | uniform share | ratio |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "width, uniform + same estimator | hallucinated answers judged | uniform share | ratio | shifts seen |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for i, share in enumerate(args.shares):
-        m = simulate(pop, config, share, args.records, args.resamples, args.seed + i, draw)
+    jobs = [(pop, config, share, args.records, args.resamples, args.seed + i, scenario, args.residual_model)
+            for i, share in enumerate(args.shares)]
+    with multiprocessing.Pool(min(args.processes, len(jobs))) as pool:
+        results = pool.starmap(simulate, jobs)
+    for share, m in zip(args.shares, results, strict=True):
         lines.append(
-            f"| {share:.0%} | {m['bias']:+.4f} (± {m['bias_se']:.4f}) | {m['cover']:.3f} | {m['cover_window']:.3f} | "
-            f"{m['width']:.4f} | {m['all_width']:.4f} | {m['uni_width']:.4f} (cov. {m['uni_cover']:.3f}) | "
-            f"{1 - m['width'] / m['uni_width']:.1%} | {m['uni_ppi_width']:.4f} (cov. {m['uni_ppi_cover']:.3f}) | "
-            f"{m['hall_share']:.3f} | {m['realised']:.3f} | {m['hall_share'] / m['realised']:.2f}x |")
+            f"| {share:.0%} | {m['bias']:+.4f} (± {m['bias_se']:.4f}) | {m['cover']:.3f} (± {m['cover_se']:.3f}) | "
+            f"{m['cover_window']:.3f} | {m['width']:.4f} | {m['all_width']:.4f} | "
+            f"{m['uni_width']:.4f} (cov. {m['uni_cover']:.3f}) | {1 - m['width'] / m['uni_width']:.1%} | "
+            f"{m['uni_ppi_width']:.4f} (cov. {m['uni_ppi_cover']:.3f}) | "
+            f"{m['hall_share']:.3f} | {m['realised']:.3f} | {m['hall_share'] / m['realised']:.2f}x | "
+            f"{m['shifts']:.2f} |")
     return "\n".join(lines)
 
 
@@ -193,35 +275,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=CascadeConfig.adaptive,
                         help="learn the residual's size per offline-score bin from the verdicts")
     parser.add_argument("--adaptive-bins", type=int, default=CascadeConfig.adaptive_bins)
-    # Half of the labelled answers are hallucinated, which production traffic rarely is; there, a 2x
-    # share of hallucinated answers judged would take a perfect ranking. So both mixes by default.
-    parser.add_argument("--hallucination-rate", type=float, default=0.1,
-                        help="also draw traffic with this share of hallucinated answers (a production-like "
-                             "mix; 0 for the data as it is only)")
+    parser.add_argument("--defensive-share", type=float, default=CascadeConfig.defensive_share)
+    parser.add_argument("--residual-shift-ratio", type=float, default=CascadeConfig.residual_shift_ratio)
+    parser.add_argument("--residual-model", action=argparse.BooleanOptionalAction, default=True,
+                        help="feed the estimator the allocation's expected residual (as the scorer does)")
+    parser.add_argument("--scenarios", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS))
+    parser.add_argument("--judge", choices=OFFLINE_JUDGES, default="local", help="the offline judge")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="shares simulated at once")
     parser.add_argument("--cache", type=Path, default=None, help="offline scores cache (JSON)")
     args = parser.parse_args(argv)
     config = CascadeConfig(enabled=True, floor=args.floor, low_score_weight=args.low_score_weight,
                            uncertainty_weight=args.uncertainty_weight, adaptive=args.adaptive,
-                           adaptive_bins=args.adaptive_bins)
+                           adaptive_bins=args.adaptive_bins, defensive_share=args.defensive_share,
+                           residual_shift_ratio=args.residual_shift_ratio)
     config.validate("bench")
     started = time.perf_counter()
-    pop, unscored = load(args.cache)
-    hall = pop.truth == 0
+    pop, unscored = load(args.cache, args.judge)
     print(f"{len(pop.truth)} records ({unscored} without an offline score left out): "
-          f"{int(hall.sum())} hallucinated; all-judged mean {pop.truth.mean():.4f}, "
-          f"offline mean {pop.offline.mean():.4f}, "
+          f"{int((pop.truth == 0).sum())} hallucinated; all-judged mean {pop.truth.mean():.4f}, "
+          f"offline ({args.judge}) mean {pop.offline.mean():.4f}, "
           f"correlation {np.corrcoef(pop.offline, pop.truth)[0, 1]:.3f}")
     print(f"floor {config.floor} x share, low_score_weight {config.low_score_weight}, "
           f"uncertainty_weight {config.uncertainty_weight}, "
-          f"adaptive {config.adaptive} ({config.adaptive_bins} bins); "
-          f"{args.resamples} resamples of {args.records} records\n")
-    print("Traffic drawn from the labelled set as it is:\n")
-    print(table(pop, config, args, None))
-    if args.hallucination_rate:
-        rate = args.hallucination_rate
-        draw = np.where(hall, rate / hall.sum(), (1 - rate) / (~hall).sum())
-        print(f"\nTraffic with {rate:.0%} hallucinated answers (records drawn with unequal probabilities):\n")
-        print(table(pop, config, args, draw))
+          f"adaptive {config.adaptive} ({config.adaptive_bins} bins), defensive_share {config.defensive_share}, "
+          f"residual_shift_ratio {config.residual_shift_ratio}, residual model {args.residual_model}; "
+          f"{args.resamples} resamples of {args.records} records")
+    for name in args.scenarios:
+        scenario = SCENARIOS[name]
+        print(f"\n{name}: {scenario.what}\n")
+        print(table(pop, config, args, scenario), flush=True)
     print(f"\n{time.perf_counter() - started:.0f} s")
     return 0
 

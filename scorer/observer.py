@@ -19,6 +19,12 @@ class CascadeVerdict:
     inclusion: float
     # The expensive judge's scores when it was asked (failed metrics absent), else None.
     judged: dict[str, float] | None
+    # The offline judge's outcomes, details and failures included: shown beside the expensive
+    # judge's when it was asked.
+    offline_outcomes: dict[str, MetricOutcome] = field(default_factory=dict)
+    # Per selection metric, the squared residual the allocation expects of this record's verdict
+    # (the estimates' variance floor).
+    residual: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

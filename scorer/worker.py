@@ -27,7 +27,7 @@ from ragpulse.scorer.estimate.pacing import BudgetPacer
 from ragpulse.scorer.export.sinks import DeadLetterSink, ScoreSink
 from ragpulse.scorer.judge.base import Judge
 from ragpulse.scorer.metrics import Metric
-from ragpulse.scorer.observer import ScoredRecord, ScoreObserver
+from ragpulse.scorer.observer import CascadeVerdict, ScoredRecord, ScoreObserver
 from ragpulse.scorer.record_text import record_text
 from ragpulse.scorer.score import JudgeUnavailable, MetricOutcome, RecordSkipped, metric_functions, score_text
 
@@ -183,7 +183,7 @@ class Worker:
         scored = ScoredRecord(self._bounded(record), outcomes, elapsed, judge.name, verdict, judge.model)
         for observer in self._observers:
             observer.on_scores(scored)
-        self._scores.publish(record.id, self._message(record, outcomes, elapsed, judge))
+        self._scores.publish(record.id, self._message(record, outcomes, elapsed, judge, verdict))
 
     def _bounded(self, record: Record) -> Record:
         """The record with its span values as labels may carry them: bounded once, here, so every
@@ -196,17 +196,26 @@ class Worker:
         self._metrics.records_dead_lettered.labels(reason=reason).inc()
 
     def _message(self, record: Record, outcomes: dict[str, MetricOutcome], elapsed: float,
-                 judge: Judge) -> dict[str, Any]:
+                 judge: Judge, verdict: CascadeVerdict | None) -> dict[str, Any]:
         total = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
         for o in outcomes.values():
             total["calls"] += o.usage.calls
             total["prompt_tokens"] += o.usage.prompt_tokens
             total["completion_tokens"] += o.usage.completion_tokens
             total["cost_usd"] += o.usage.cost_usd
+        offline = None
+        if verdict is not None and verdict.offline_outcomes and self._cascade is not None:
+            # The expensive judge was asked: its verdicts are shown, the offline judge's go beside
+            # them, so a metric the expensive judge failed on still has a score to look at.
+            by = self._cascade.offline_judge
+            offline = {"judge": {"name": by.name, "model": by.model},
+                       "metrics": {name: {**o.to_dict(), "judge": by.name}
+                                   for name, o in verdict.offline_outcomes.items()}}
         return scores_message(
             record,
-            {name: o.to_dict() for name, o in outcomes.items()},
+            {name: {**o.to_dict(), "judge": judge.name} for name, o in outcomes.items()},
             {"name": judge.name, "model": judge.model},
             total,
             elapsed,
+            offline,
         )

@@ -203,6 +203,14 @@ FAMILIES: tuple[FamilySpec, ...] = (
                "Records through the judge cascade, by outcome: judged (the expensive judge was asked too), "
                "offline_only (not chosen: offline scores only), no_budget (the expensive judge's budget was "
                "spent: left out of the estimates).", ("outcome",), CASCADE),
+    FamilySpec("ragpulse_cascade_residual_ratio", "gauge",
+               "Mean squared residual of the recent expensive-judge verdicts against the offline score, "
+               "over the older verdicts' own (both weighted 1/π), per selection metric: about 1 as usual; "
+               "well above it, the offline judge has started to miss what the expensive judge sees "
+               "(a drift it is blind to: retrain it or raise the share).", ("metric",), CASCADE),
+    FamilySpec("ragpulse_cascade_residual_shifts_total", "counter",
+               "Times ragpulse_cascade_residual_ratio rose past scorer.cascade.residual_shift_ratio, "
+               "per selection metric: counted once until it falls back halfway to 1.", ("metric",), CASCADE),
     FamilySpec("ragpulse_quality_estimate", "gauge",
                "Prediction-powered estimate of the mean score the expensive judge would give every record: "
                "offline scores of all records corrected by the expensive judge's verdicts on the judged "

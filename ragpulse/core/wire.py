@@ -14,7 +14,10 @@ import orjson
 
 RECORD_MAJOR = 1
 RECORD_VERSION = f"{RECORD_MAJOR}.0"
-SCORES_VERSION = "1.0"
+# 1.1: each metric names the judge that gave it ("judge"), and a record the judge cascade sent to
+# the expensive judge carries the offline judge's view beside it ("offline"). A 1.0 message has
+# neither: its one judge gave every metric.
+SCORES_VERSION = "1.1"
 
 # Attributes copied onto the record besides the triple; everything else stays in the trace.
 ATTRIBUTE_ALLOW_LIST = ("rag.prompt_version", "rag.feedback", "deployment.environment", "service.version",
@@ -172,9 +175,12 @@ def scores_message(
     judge: dict[str, str],
     usage: dict[str, Any],
     latency_s: float,
+    offline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One scored record: each metric's value or failure (with its detail), the judge, its usage."""
-    return {
+    """One scored record: each metric's value or failure (with its detail and judge), the judge,
+    its usage; `offline`, the offline judge's {judge, metrics} where the cascade also asked the
+    expensive judge."""
+    message = {
         "v": SCORES_VERSION,
         "record_id": record.id,
         "trace_id": record.trace_id,
@@ -188,6 +194,9 @@ def scores_message(
         "usage": usage,
         "latency_s": round(latency_s, 4),
     }
+    if offline is not None:
+        message["offline"] = offline
+    return message
 
 
 def dead_letter_envelope(payload: bytes, reason: str, detail: str, attempts: int) -> dict[str, Any]:

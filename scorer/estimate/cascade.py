@@ -69,6 +69,11 @@ PRIOR_VERDICTS = 20.0
 # of bench/RESULTS.md, 4 rather than 1 sent 2.0-2.15 times the uniform share of hallucinated answers
 # to the expensive judge instead of 1.9-2.0, at the same width.
 RESIDUAL_MEMORY = 4.0
+# The recent residual sums, set against those above to see the offline judge's errors change, forget
+# this many times faster than the estimates: a shift shows within a quarter of their half-life.
+RECENT_MEMORY = 0.25
+# HT-weighted verdicts the recent sums need before their residual is compared: fewer are noise.
+MIN_RECENT_VERDICTS = 20.0
 
 
 class Cascade:
@@ -87,6 +92,13 @@ class Cascade:
         self._judged = records.labels(outcome="judged")
         self._offline_only = records.labels(outcome="offline_only")
         self._no_budget = records.labels(outcome="no_budget")
+        ratio = catalog.gauge(registry, "ragpulse_cascade_residual_ratio")
+        shifts = catalog.counter(registry, "ragpulse_cascade_residual_shifts_total")
+        self._residual = {m: (ratio.labels(metric=m), shifts.labels(metric=m)) for m in config.selection_metrics}
+        for gauge, _ in self._residual.values():
+            gauge.set(1.0)
+        self._shifts_seen = dict.fromkeys(config.selection_metrics, 0)
+        self._lock = threading.Lock()  # records are scored on several threads
 
     def score(self, record: Record, text: RecordText) -> tuple[dict[str, MetricOutcome], Judge, CascadeVerdict]:
         """The outcomes to show (the expensive judge's where it was asked), the judge that gave them,
@@ -98,9 +110,11 @@ class Cascade:
         if inclusion <= 0.0:
             self._no_budget.inc()
             return offline_outcomes, self._offline, CascadeVerdict(offline, 0.0, None)
+        # Read before this record's own verdict is learnt, as π was chosen.
+        residual = self._allocator.expected_residual(offline)
         if not kept_by_trace(record.trace_id, record.sampling.probability * inclusion, record.sampling.rv):
             self._offline_only.inc()
-            return offline_outcomes, self._offline, CascadeVerdict(offline, inclusion, None)
+            return offline_outcomes, self._offline, CascadeVerdict(offline, inclusion, None, residual=residual)
         # A fresh memo: it holds judge-specific work (embeddings) that must not cross judges; the
         # reference and the samples travel with the rest.
         fresh = dataclasses.replace(text, memo={})
@@ -117,12 +131,27 @@ class Cascade:
         # Weighed as the estimates weigh it: its adjusted count (the records the upstream sampler
         # dropped for it) over π (the records the cascade left to the offline judge for it).
         self._allocator.learn(offline, judged, inclusion, self._clock(), record.sampling.adjusted_count)
-        return judged_outcomes, self._expensive, CascadeVerdict(offline, inclusion, judged)
+        self._export_residual()
+        return judged_outcomes, self._expensive, CascadeVerdict(offline, inclusion, judged, offline_outcomes, residual)
+
+    def _export_residual(self) -> None:
+        for metric, (ratio, shifts_seen) in self._allocator.residual_shift().items():
+            gauge, counter = self._residual[metric]
+            gauge.set(ratio)
+            with self._lock:
+                new = shifts_seen - self._shifts_seen[metric]
+                self._shifts_seen[metric] = shifts_seen
+            if new > 0:
+                counter.inc(new)
 
     def inclusion(self, record: Record, offline: dict[str, float]) -> float:
         """π for this record; counts it as an arrival for the pacer and the scale."""
         share = self._pacer.arrival_share() if self._pacer is not None else self._cfg.share
         return self._allocator.inclusion(offline, share, record.sampling.rule in self._always)
+
+    @property
+    def offline_judge(self) -> Judge:
+        return self._offline
 
     @property
     def allocator(self) -> Allocator:
@@ -147,8 +176,16 @@ class Allocator:
         # Σw·f², Σw·y², Σw·f·y with w = adjusted count / π, so that they describe all records, not
         # the favoured ones.
         self._sums = np.zeros((len(self._metrics), self._bins, 7))
+        # The same sums over recent verdicts only, against which the residual shift is measured.
+        self._recent = np.zeros_like(self._sums)
+        self._ratio = np.ones(len(self._metrics))
+        self._shifts = [0] * len(self._metrics)
+        self._above = [False] * len(self._metrics)
         self._last: float | None = None
         self._sigma = np.ones(self._bins)
+        # Each selection metric's mean squared residual per bin (shrunk like σ): what a verdict on a
+        # record of that bin is expected to correct, for the estimates' variance floor.
+        self._mse = np.zeros((len(self._metrics), self._bins))
         self._lock = threading.Lock()
 
     def inclusion(self, offline: dict[str, float], share: float, always: bool = False) -> float:
@@ -169,26 +206,69 @@ class Allocator:
             weights = self._g[:self._count] * self._sigma[self._bin[:self._count]]
             scale = scale_for_share(weights, share, floor)
             sigma = self._sigma[b]
-        return 1.0 if math.isinf(weight) else min(1.0, max(floor, scale * weight * sigma))
+        if math.isinf(weight):
+            return 1.0
+        favoured = min(1.0, max(floor, scale * weight * sigma))
+        # A defensive mixture with uniform sampling (Hesterberg 1995): its mean is still the share.
+        return (1.0 - self._cfg.defensive_share) * favoured + self._cfg.defensive_share * share
 
     def learn(self, offline: dict[str, float], judged: dict[str, float], inclusion: float, now: float,
               count: float = 1.0) -> None:
         """A verdict on a record chosen at π = inclusion standing for `count` records: updates σ when
         adaptive (nothing to learn otherwise)."""
-        if self._bins == 1 or inclusion <= 0.0:
+        if inclusion <= 0.0:
             return
         b = self._bin_of(self.selection_score(offline))
         w = count / inclusion
         with self._lock:
             if self._last is not None:
-                half_life = self._cfg.estimate_half_life_s * RESIDUAL_MEMORY
-                self._sums *= 0.5 ** (max(now - self._last, 0.0) / half_life)
+                elapsed = max(now - self._last, 0.0)
+                self._sums *= 0.5 ** (elapsed / (self._cfg.estimate_half_life_s * RESIDUAL_MEMORY))
+                self._recent *= 0.5 ** (elapsed / (self._cfg.estimate_half_life_s * RECENT_MEMORY))
             self._last = now if self._last is None else max(self._last, now)
             for m, name in enumerate(self._metrics):
                 if name in offline and name in judged:
                     f, y = offline[name], judged[name]
-                    self._sums[m, b] += (1.0, w, w * f, w * y, w * f * f, w * y * y, w * f * y)
-            self._sigma = _residual_scale(self._sums)
+                    row = (1.0, w, w * f, w * y, w * f * f, w * y * y, w * f * y)
+                    self._sums[m, b] += row
+                    self._recent[m, b] += row
+            self._watch_residual()
+            self._mse, pooled = _residual_mse(self._sums)
+            if self._bins > 1:
+                self._sigma = _residual_scale(self._mse, pooled)
+
+    def _watch_residual(self) -> None:
+        """The recent verdicts' mean squared residual against the older verdicts' line, over the
+        older verdicts' own, per selection metric. Rising past `residual_shift_ratio`, the offline
+        judge has started to be wrong where it was not (a new kind of hallucination it does not
+        see): counted once, until the ratio falls back halfway to 1. The allocation goes on learning
+        as before: it follows the new errors within its memory, and the estimates stay unbiased
+        whatever it does; the count is for a person, who can retrain the offline judge."""
+        for m, (long_run, recent) in enumerate(zip(self._sums, self._recent, strict=True)):
+            # The recent sums forget faster, so every verdict counts less in them than in the
+            # long-run ones: the difference is a weighting of the verdicts that leans on the older
+            # ones, and a shift shows against it instead of being absorbed into it.
+            now = recent.sum(axis=0)
+            older = np.maximum(long_run.sum(axis=0) - now, 0.0)
+            if min(now[0], older[0]) < MIN_RECENT_VERDICTS or older[1] <= 0.0 or now[1] <= 0.0:
+                continue
+            lam, kappa = _line(older)
+            usual = float(_squared_residual(older, lam, kappa)) / older[1]
+            lately = float(_squared_residual(now, lam, kappa)) / now[1]
+            self._ratio[m] = lately / usual if usual > 0.0 else 1.0
+            limit = self._cfg.residual_shift_ratio
+            if not self._above[m] and self._ratio[m] >= limit:
+                self._shifts[m] += 1
+                self._above[m] = True
+            # Re-armed only halfway back to 1: a ratio hovering at the limit is one shift, not many.
+            elif self._above[m] and self._ratio[m] < 1.0 + (limit - 1.0) / 2.0:
+                self._above[m] = False
+
+    def residual_shift(self) -> dict[str, tuple[float, int]]:
+        """Per selection metric: the recent-over-usual residual ratio and the times it rose past
+        residual_shift_ratio."""
+        with self._lock:
+            return {name: (float(self._ratio[m]), self._shifts[m]) for m, name in enumerate(self._metrics)}
 
     def weight(self, score: float) -> float:
         """g(s): how much a record with this offline score is favoured."""
@@ -197,6 +277,13 @@ class Allocator:
         # "Judge cascade": a linear favour barely reaches the hallucinated answers).
         return (math.exp(self._cfg.low_score_weight * (1.0 - score))
                 * (1.0 + self._cfg.uncertainty_weight * (1.0 - abs(2.0 * score - 1.0))))
+
+    def expected_residual(self, offline: dict[str, float]) -> dict[str, float]:
+        """Per selection metric, the mean squared residual learnt for records with these offline
+        scores (0 before any verdict): fed to the estimates with the record."""
+        b = self._bin_of(self.selection_score(offline))
+        with self._lock:
+            return {name: float(self._mse[m, b]) for m, name in enumerate(self._metrics)}
 
     def residual_scale(self, score: float) -> float:
         with self._lock:
@@ -211,32 +298,45 @@ class Allocator:
         return min(self._bins - 1, max(0, int(score * self._bins)))
 
 
-def _residual_scale(sums: np.ndarray) -> np.ndarray:
-    """σ per bin from the sums (metrics × bins × 7), relative to the pooled σ: √ of the mean squared
-    residual against each metric's weighted least-squares line, summed over the metrics (the
-    allocation serves all their estimates), each bin shrunk toward the pooled value."""
-    total = np.zeros(sums.shape[1])
-    pooled_total = 0.0
-    for per_bin in sums:
+def _residual_mse(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per metric and bin, from the sums (metrics × bins × 7): the mean squared residual against
+    the metric's weighted least-squares line, each bin shrunk toward the pooled value by
+    PRIOR_VERDICTS pseudo-verdicts; and per metric the pooled value. 0 for a metric without a verdict."""
+    out = np.zeros(sums.shape[:2])
+    pooled_out = np.zeros(sums.shape[0])
+    for m, per_bin in enumerate(sums):
         pooled = per_bin.sum(axis=0)
-        n, w, wf, wy, wff, wyy, wfy = pooled
-        if n <= 0.0 or w <= 0.0:
+        if pooled[0] <= 0.0 or pooled[1] <= 0.0:
             continue
-        mf, my = wf / w, wy / w
-        var_f = wff / w - mf * mf
-        # The offline score's weight as in the estimates (scorer/estimate/estimates.py): in [0, 1].
-        lam = min(1.0, max(0.0, (wfy / w - mf * my) / var_f)) if var_f > 1e-12 else 0.0
-        kappa = my - lam * mf
-        pooled_mse = float(_squared_residual(pooled, lam, kappa)) / w
+        lam, kappa = _line(pooled)
+        pooled_mse = float(_squared_residual(pooled, lam, kappa)) / pooled[1]
         with np.errstate(invalid="ignore", divide="ignore"):
             own = np.where(per_bin[:, 1] > 0.0, _squared_residual(per_bin, lam, kappa) / per_bin[:, 1], pooled_mse)
         counts = per_bin[:, 0]
-        total += (counts * own + PRIOR_VERDICTS * pooled_mse) / (counts + PRIOR_VERDICTS)
-        pooled_total += pooled_mse
+        out[m] = (counts * own + PRIOR_VERDICTS * pooled_mse) / (counts + PRIOR_VERDICTS)
+        pooled_out[m] = pooled_mse
+    return out, pooled_out
+
+
+def _residual_scale(mse: np.ndarray, pooled: np.ndarray) -> np.ndarray:
+    """σ per bin relative to the pooled σ: √ of the shrunk mean squared residual summed over the
+    metrics (the allocation serves all their estimates)."""
+    total = mse.sum(axis=0)
+    pooled_total = float(pooled.sum())
     if pooled_total <= 0.0:
         # No verdict yet, or the offline judge was right on every one: nothing says where to spend.
-        return np.ones(sums.shape[1])
+        return np.ones(mse.shape[1])
     return np.sqrt(total / pooled_total)
+
+
+def _line(pooled: np.ndarray) -> tuple[float, float]:
+    """λ and κ of the weighted least-squares line y ≈ λ f + κ from the sums, λ kept in [0, 1] as the
+    estimates keep the offline score's weight (scorer/estimate/estimates.py)."""
+    _, w, wf, wy, wff, _, wfy = pooled
+    mf, my = wf / w, wy / w
+    var_f = wff / w - mf * mf
+    lam = min(1.0, max(0.0, (wfy / w - mf * my) / var_f)) if var_f > 1e-12 else 0.0
+    return lam, my - lam * mf
 
 
 def _squared_residual(s: np.ndarray, lam: float, kappa: float) -> np.ndarray:

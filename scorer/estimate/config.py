@@ -49,6 +49,18 @@ class CascadeConfig:
     # its shape more closely but each learns from fewer verdicts. 3 measured best on the labelled
     # data (4, 5 and 10 bins: 1-2 points less narrow, slightly fewer hallucinated answers judged).
     adaptive_bins: int = 3
+    # Share of each record's probability that is uniform (a defensive mixture): π = (1 - this) x the
+    # favoured probability + this x the share. Where the offline judge is confidently wrong, the
+    # records it scores well get a small π, and the rare one sampled weighs 1/π: the mixture keeps
+    # that weight near the uniform one, so the interval still covers (docs/estimates.md, "When the
+    # offline judge is confidently wrong").
+    defensive_share: float = 0.0
+    # When the recent verdicts' residual against the offline score (mean squared, weighted 1/π) rises
+    # to this many times the older verdicts', the offline judge has started to miss something: counted
+    # in ragpulse_cascade_residual_shifts_total (the ratio itself is ragpulse_cascade_residual_ratio,
+    # which the shipped alert watches at 1.5). With the default half-life, the ratio's noise stayed
+    # under 1.2 on steady traffic with a hundred recent verdicts; fewer make it noisier.
+    residual_shift_ratio: float = 1.5
     # Offline metrics whose lowest score sets a record's probability (each must be in scorer.metrics).
     selection_metrics: list[str] = field(default_factory=lambda: ["faithfulness"])
     # Sampling rules (the record's sampling.rule) whose records always go to the expensive judge,
@@ -63,6 +75,9 @@ class CascadeConfig:
     def validate(self, where: str) -> None:
         require(0.0 < self.share <= 1.0, key(where, "share"), "in (0, 1]", self.share)
         require_probability(key(where, "floor"), self.floor)
+        require_probability(key(where, "defensive_share"), self.defensive_share)
+        require(self.residual_shift_ratio > 1, key(where, "residual_shift_ratio"), "above 1",
+                self.residual_shift_ratio)
         for name in ("low_score_weight", "uncertainty_weight"):
             require_at_least(key(where, name), getattr(self, name), 0)
         # exp(50) is a favour of 5e21: beyond it the weights overflow, and nothing is gained.

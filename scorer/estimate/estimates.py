@@ -76,6 +76,9 @@ from ragpulse.scorer.observer import ScoredRecord
 # Verdicts needed before λ is chosen from the data: with fewer, the covariances behind it are noise,
 # and plain PPI (λ = 1, unbiased like any fixed λ) is used.
 MIN_VERDICTS_FOR_TUNING = 20
+# Weight of the residual model's variance against the verdicts' own, where the allocation knows the
+# model (see PpiEstimator.estimate).
+MODEL_SHARE = 0.5
 # Quantities fitted on the verdicts: the mean, λ and κ.
 _FITTED = 3
 # Read at every scrape for every (service, metric), under the bank's lock that scoring threads wait
@@ -123,9 +126,17 @@ class PpiEstimator:
         self._dddv = [0.0, 0.0, 0.0]
         self._dddvv = [[0.0] * 3 for _ in range(3)]
         self._dddvvv = [0.0] * len(_TRIPLES)
+        # Decayed by f²: Σd²·r·(1 - π)/π over every record, r its expected squared residual (the
+        # Horvitz-Thompson variance the allocation's residual model predicts for the window), and
+        # Σd²·f, Σd²·f² (the offline scores' own spread, the rest of the variance).
+        self._expected = 0.0
+        self._ddf = self._ddff = 0.0
 
-    def add(self, offline: float, judged: float | None, inclusion: float, weight: float, now: float) -> None:
-        """A record's offline score, the expensive judge's (None when not asked), π, adjusted count."""
+    def add(self, offline: float, judged: float | None, inclusion: float, weight: float, now: float,
+            residual: float = 0.0) -> None:
+        """A record's offline score, the expensive judge's (None when not asked), π, adjusted count,
+        and the squared residual its verdict is expected to have (the allocation's, learnt over a
+        longer memory than the window's; 0: none known)."""
         c = 1.0 if judged is None else 1.0 - 1.0 / inclusion
         v = (0.0 if judged is None else judged / inclusion, offline * c, c)
         if self._last is not None:
@@ -135,6 +146,9 @@ class PpiEstimator:
             self._d *= f
             self._judged *= f
             self._dd *= ff
+            self._expected *= ff
+            self._ddf *= ff
+            self._ddff *= ff
             self._ddd *= fff
             for i in range(3):
                 self._dv[i] *= f
@@ -151,6 +165,9 @@ class PpiEstimator:
         www = ww * weight
         self._d += weight
         self._dd += ww
+        self._expected += ww * residual * (1.0 - inclusion) / inclusion
+        self._ddf += ww * offline
+        self._ddff += ww * offline * offline
         self._ddd += www
         self._judged += judged is not None
         for i in range(3):
@@ -184,6 +201,16 @@ class PpiEstimator:
         freedom = max(self._judged - _FITTED, 1.0)
         if self._judged > _FITTED:
             variance *= self._judged / freedom
+        if self._expected > 0.0:
+            # The variance the verdicts show is low exactly when the estimate is high: a window that
+            # judged fewer of the rare answers the offline judge scores high and the expensive judge
+            # low misses both their pull and their spread. The residual model, learnt from many
+            # windows' verdicts, predicts the variance whichever were judged; half of each is a
+            # variance that no longer moves with the estimate as much, and is right on average.
+            shift = kappa - estimate
+            spread_f = (lam * lam * self._ddff + 2.0 * lam * shift * self._ddf + shift * shift * self._dd)
+            modelled = (max(spread_f, 0.0) + self._expected) / (self._d * self._d)
+            variance = (1.0 - MODEL_SHARE) * variance + MODEL_SHARE * modelled
         q = _t_quantile(self._p, max(round(freedom), 1))
         sd = math.sqrt(variance)
         # Skewness of the estimate, ε = Σd³(z - estimate)³ / (Σd²(z - estimate)²)^(3/2): a few
@@ -246,7 +273,8 @@ class EstimateBank:
                 estimator = self._estimators.get(key)
                 if estimator is None:
                     estimator = self._estimators[key] = PpiEstimator(self._half_life_s, self._confidence)
-                estimator.add(offline, judged.get(metric), verdict.inclusion, weight, now)
+                estimator.add(offline, judged.get(metric), verdict.inclusion, weight, now,
+                              verdict.residual.get(metric, 0.0))
 
     def estimates(self) -> dict[tuple[str, str], Estimate]:
         with self._lock:

@@ -80,6 +80,20 @@ def _value(msg: dict[str, Any], metric: str) -> float | None:
     return value if isinstance(value, int | float) else None
 
 
+def _judged_metrics(metrics: Any, judge: Any) -> dict[str, Any]:
+    """Each metric with the judge that gave it: named per metric since scores message 1.1, the
+    message's one judge in a 1.0 message."""
+    name = judge.get("name") if isinstance(judge, dict) else None
+    return {metric: {"judge": name, **m} for metric, m in (metrics or {}).items() if isinstance(m, dict)}
+
+
+def _offline_view(offline: Any) -> dict[str, Any] | None:
+    """The offline judge's outcomes of a record the cascade also sent to the expensive judge (1.1)."""
+    if not isinstance(offline, dict):
+        return None
+    return {"judge": offline.get("judge"), "metrics": _judged_metrics(offline.get("metrics"), offline.get("judge"))}
+
+
 def record_list(messages: list[dict[str, Any]], q: RecordQuery) -> dict[str, Any]:
     """Newest first, at most q.limit; facets: the names among all recent records, for the filters."""
     facets: dict[str, set[str]] = {"service": set(), "route": set(), "model": set()}
@@ -120,7 +134,8 @@ def record_detail(messages: list[dict[str, Any]], record_id: str, texts: RecentR
         "service": cut(msg.get("service")), "route": cut(msg.get("route")), "model": cut(msg.get("model")),
         "time_unix_nano": msg.get("time_unix_nano"), "adjusted_count": msg.get("adjusted_count"),
         "judge": msg.get("judge"), "latency_s": msg.get("latency_s"),
-        "metrics": msg.get("metrics") or {},
+        "metrics": _judged_metrics(msg.get("metrics"), msg.get("judge")),
+        "offline": _offline_view(msg.get("offline")),
         "text": None if text is None else
         {"question": text.question, "contexts": list(text.contexts), "answer": text.answer},
         "trace_url": trace_link(trace_url, trace_id, span_id),

@@ -1,12 +1,14 @@
 """The wire formats stay byte-compatible: messages written by the code before the shared core
 (commit 04cf221, collector/record.py, scorer/worker.py, scorer/export/sinks.py) are read by today's code,
-and today's code writes the same bytes."""
+and today's code writes the same bytes; the scores message's one versioned change (1.1: the judge per
+metric and the offline judge's view) only adds fields, and a 1.0 message still reads."""
 
 from __future__ import annotations
 
 import orjson
 
 from ragpulse.core.wire import Record, Sampling, dead_letter_envelope, scores_message, wire_json
+from ragpulse.scorer.web.records import record_detail
 
 # Record.to_json() of 04cf221 for RECORD below (Japanese text, every optional field set).
 OLD_RECORD = (
@@ -53,14 +55,27 @@ def test_a_record_written_by_the_old_code_reads_and_writes_back_byte_for_byte():
     assert RECORD.to_json() == OLD_RECORD
 
 
-def test_the_scores_message_is_unchanged():
+def test_the_scores_message_1_1_only_adds_to_1_0_and_a_1_0_message_still_reads():
     old = orjson.loads(OLD_SCORES)
     record = Record(
         trace_id=old["trace_id"], span_id="b7ad6b7169203331", service="support-bot", question="q",
         contexts=["c"], answer="a", time_unix_nano=old["time_unix_nano"], sampling=Sampling(0.25, 4.0, "default"),
     )
     message = scores_message(record, old["metrics"], old["judge"], old["usage"], 0.987654)
-    assert wire_json(message) == OLD_SCORES
+    assert wire_json(message) == OLD_SCORES.replace(b'{"v":"1.0"', b'{"v":"1.1"')
+    offline = {"judge": {"name": "local", "model": "lexical"},
+               "metrics": {"answer_relevancy": {"value": 0.8, "judge": "local"}}}
+    new = orjson.loads(wire_json(scores_message(record, old["metrics"], old["judge"], old["usage"], 0.987654,
+                                                offline)))
+    assert new == {**old, "v": "1.1", "offline": offline}
+    # The live page reads both: in 1.0 the message's judge gave every metric, and there is no offline view.
+    for msg, view in ((old, None), (new, {"judge": offline["judge"],
+                                          "metrics": {"answer_relevancy": {"value": 0.8, "judge": "local"}}})):
+        detail = record_detail([msg], old["record_id"], None, "")
+        assert detail is not None and detail["offline"] == view
+        assert {m: v["judge"] for m, v in detail["metrics"].items()} == {
+            "faithfulness": "openai", "answer_relevancy": "openai"}
+        assert detail["metrics"]["answer_relevancy"]["error"] == "no_questions"
 
 
 def test_the_dead_letter_envelope_is_unchanged():

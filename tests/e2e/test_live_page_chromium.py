@@ -364,3 +364,55 @@ def test_drill_down_in_chromium(tmp_path):
         if browser is not None:
             browser.close()
         proc.stop()
+
+
+def test_drill_down_shows_every_judges_view_of_a_cascaded_record(tmp_path):
+    """A record the cascade sent to the expensive judge (scores message 1.1): each score names its
+    judge beside the offline judge's, and a metric the expensive judge failed on shows the offline
+    score, marked as the offline judge's. The page is served as `ragpulse up` serves it, from a
+    scores message as the worker writes it."""
+    from prometheus_client import CollectorRegistry
+
+    from ragpulse.core.wire import Record, Sampling, scores_message
+    from ragpulse.scorer.export.http_server import ScorerHttpServer
+    from ragpulse.scorer.export.sinks import RecentDeadLetters, RecentScores
+    from ragpulse.scorer.observer import ScoredRecord
+    from ragpulse.scorer.score import MetricOutcome
+    from ragpulse.scorer.web.history import History
+    from ragpulse.scorer.web.page import LivePage
+
+    binary = chromium_binary()
+    registry, scores = CollectorRegistry(), RecentScores()
+    history = History(registry, {})
+    rec = Record("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7", "shop", "q", ["c"], "a",
+                 time.time_ns(), Sampling(1.0, 1.0, "default"))
+    shown = {"faithfulness": MetricOutcome(None, error="malformed_reply"), "answer_relevancy": MetricOutcome(0.9)}
+    offline = {"faithfulness": MetricOutcome(0.25), "answer_relevancy": MetricOutcome(0.7)}
+    history.on_scores(ScoredRecord(rec, shown, 0.01, "openai", judge_model="gpt-4o-mini"))
+    scores.publish(rec.id, scores_message(
+        rec, {k: {**o.to_dict(), "judge": "openai"} for k, o in shown.items()},
+        {"name": "openai", "model": "gpt-4o-mini"}, {}, 0.01,
+        {"judge": {"name": "local", "model": "lexical"},
+         "metrics": {k: {**o.to_dict(), "judge": "local"} for k, o in offline.items()}}))
+    page = LivePage(history, scores, RecentDeadLetters(), None, registry)
+    server = ScorerHttpServer("127.0.0.1", 0, registry, page.handle)
+    server.start()
+    browser = None
+    try:
+        browser = Chromium(binary, tmp_path / "profile")
+        browser.open_page(1100, 1200)
+        browser.send("Page.navigate", {"url": f"http://{server.endpoint}/"})
+        browser.wait_for("document.querySelectorAll('#records details.rec').length === 1")
+        browser.evaluate("document.querySelector('#records details.rec').open = true")
+        browser.wait_for("document.querySelector('#records .drill-body .scores') !== null")
+        spans = browser.evaluate("[...document.querySelectorAll('#records .drill-body .scores span')]"
+                                 ".map(s => [s.dataset.metric, s.dataset.judge, s.className, s.textContent])")
+        by_metric = {m: (judge, cls, text) for m, judge, cls, text in spans}
+        assert by_metric["faithfulness"] == (
+            "local", "fallback low", "faithfulness 0.250 (offline judge local: openai failed, malformed_reply)")
+        assert by_metric["answer_relevancy"] == ("openai", "", "answer_relevancy 0.900 (openai; offline 0.700)")
+        assert browser.console_errors() == []
+    finally:
+        if browser is not None:
+            browser.close()
+        server.stop()

@@ -409,9 +409,21 @@ function recordDetail(d) {
   const metrics = entriesOf(d.metrics);
   const faith = new Map(metrics).get("faithfulness") || {};
   const statements = ((faith.detail || {}).statements || []).filter((s) => s && typeof s === "object");
-  const scores = el("div", { class: "scores" }, ...metrics.map(([name, m]) => el("span",
-    { class: isBad(name, m.value) ? "low" : "", "data-metric": name },
-    m.value === null ? `${name}: failed (${m.error || "no score"})` : `${name} ${fmt(m.value, 3)}`)));
+  // With the cascade, the offline judge's view of a record the expensive judge also saw: beside each
+  // verdict, and in place of one the expensive judge failed on, marked as the offline judge's.
+  const offline = new Map(entriesOf((d.offline || {}).metrics));
+  const scores = el("div", { class: "scores" }, ...metrics.map(([name, m]) => {
+    const off = offline.get(name);
+    const offValue = off && off.value !== null && off.value !== undefined ? off.value : null;
+    if (m.value === null && offValue !== null) {
+      return el("span", { class: `fallback${isBad(name, offValue) ? " low" : ""}`, "data-metric": name, "data-judge": off.judge },
+        `${name} ${fmt(offValue, 3)} (offline judge ${off.judge}: ${m.judge} failed, ${m.error || "no score"})`);
+    }
+    const text = m.value === null ? `${name}: failed (${m.error || "no score"})` : `${name} ${fmt(m.value, 3)}`;
+    const beside = off ? ` (${m.judge}; offline ${offValue === null ? "failed" : fmt(offValue, 3)})` : "";
+    return el("span", { class: isBad(name, m.value) ? "low" : "", "data-metric": name, "data-judge": m.judge || "" },
+      text + beside);
+  }));
   const judge = d.judge ? `judge ${d.judge.name}${d.judge.model ? " (" + d.judge.model + ")" : ""}` : "";
   const when = d.time_unix_nano ? new Date(d.time_unix_nano / 1e6).toLocaleString() : "";
   const meta = el("div", { class: "meta" }, `${when} · ${judge} · scored in ${fmt(d.latency_s, 2)} s · record ${d.record_id} · `);

@@ -212,6 +212,15 @@ def test_wired_scorer_shows_expensive_verdicts_and_exports_estimates() -> None:
     assert len(messages) == 200 and sum(m["judge"]["name"] == "contradicting" for m in messages) == judged
     (offline,) = by_judge["local"]  # one record text: one offline score
     assert by_judge["contradicting"] == {0.0}
+    # Every judge's view: each metric names its judge, and a judged record carries the offline one's.
+    for m in messages:
+        assert m["v"] == "1.1" and m["metrics"]["faithfulness"]["judge"] == m["judge"]["name"]
+        if m["judge"]["name"] == "contradicting":
+            assert m["offline"]["judge"]["name"] == "local"
+            assert m["offline"]["metrics"]["faithfulness"]["value"] == offline
+            assert m["offline"]["metrics"]["faithfulness"]["judge"] == "local"
+        else:
+            assert "offline" not in m
     labels = {"service": "svc", "metric": "faithfulness"}
     sample = lambda name: registry.get_sample_value(name, labels)  # noqa: E731
     # The expensive judge says 0 for every record and the offline judge something else: with its
@@ -324,6 +333,45 @@ def test_adaptive_residual_sums_forget_with_the_half_life() -> None:
     assert before > 2.0 and allocator.residual_scale(0.9) > 2.0 * allocator.residual_scale(0.1)
 
 
+def test_the_defensive_mixture_keeps_the_share_and_lifts_the_least_probability() -> None:
+    plain, mixed = _allocator(), _allocator(defensive_share=0.5)
+    rng = np.random.default_rng(17)
+    scores = rng.random(500)
+    pis = {name: np.array([a.inclusion({"faithfulness": s}, 0.1) for s in scores])
+           for name, a in (("plain", plain), ("mixed", mixed))}
+    # Half of each π is the share itself, so the mean stays the share (up to the favoured part's own
+    # warm-up error, which is halved).
+    assert pis["mixed"] == pytest.approx(0.5 * pis["plain"] + 0.05)
+    assert abs(pis["mixed"].mean() - 0.1) <= 0.5 * abs(pis["plain"].mean() - 0.1) + 1e-12
+    assert pis["mixed"].min() >= 0.05 + 0.5 * 0.04 - 1e-12
+
+
+def test_a_residual_shift_is_seen_and_counted_once() -> None:
+    # Recent sums with a half-life of 100 verdicts (400 s x RECENT_MEMORY), the long-run ones of 1,600:
+    # with fewer, the ratio's noise alone reaches 1.4 (1.2 at most here).
+    allocator = _allocator(estimate_half_life_s=400.0)
+    rng = np.random.default_rng(18)
+    ratios = []
+
+    def verdicts(start: float, count: int, hidden: bool) -> None:
+        for t in range(count):  # the offline judge right up to a coin flip's noise; when `hidden`,
+            s = float(rng.random())  # its upper 40 % are hallucinations it does not see
+            y = 0.0 if hidden and s > 0.6 else float(rng.random() < s)
+            allocator.learn({"faithfulness": s}, {"faithfulness": y}, 0.1, start + t)
+            ratios.append(allocator.residual_shift()["faithfulness"][0])
+
+    verdicts(0.0, 1500, hidden=False)
+    ratio, shifts = allocator.residual_shift()["faithfulness"]
+    assert 0.7 < ratio < 1.3 and shifts == 0  # as usual
+    assert max(ratios[200:]) < 1.5
+    verdicts(1500.0, 200, hidden=True)
+    ratio, shifts = allocator.residual_shift()["faithfulness"]
+    assert ratio > 1.5 and shifts == 1  # seen, and counted once however long it lasts
+    # Once the long run has learnt the new errors, the ratio falls back and a later shift counts again.
+    verdicts(1700.0, 4000, hidden=True)
+    assert allocator.residual_shift()["faithfulness"] == (pytest.approx(1.0, abs=0.3), 1)
+
+
 def _windows(config: CascadeConfig, seed: int, windows: int = 200) -> tuple[list[float], int, list[float]]:
     """Windows of 1,000 records at a 10 % share, arriving one by one; each verdict is learnt before
     the next record's π is chosen, as in the scorer. The estimates, how many intervals cover the
@@ -380,3 +428,29 @@ def test_the_cascade_learns_from_the_verdicts_it_asks_for() -> None:
         c.score(r, text(r))
     assert expensive.calls > 100
     assert c.allocator.residual_scale(0.1) > 2.0 * c.allocator.residual_scale(0.7)
+
+
+@pytest.mark.slow  # many simulated records: seconds, not milliseconds
+def test_the_residual_shift_is_exported_as_a_gauge_and_a_counter() -> None:
+    rng = random.Random(19)
+    ticks = iter(range(10**6))
+    registries = []
+    for ratio in (5.0, 1.5):
+        registry = CollectorRegistry()
+        config = CascadeConfig(enabled=True, share=1.0, adaptive=True, estimate_half_life_s=400.0,
+                               residual_shift_ratio=ratio)
+        c = Cascade(config, ScriptedJudge("offline"), ScriptedJudge("llm"), {"faithfulness": scripted_metric},
+                    registry, clock=lambda: float(next(ticks)))
+        for i in range(1700):
+            f = rng.random()
+            # The expensive judge agrees up to a coin flip; after 1,500 records it says 0 where the
+            # offline judge says more than 0.6: a new kind of answer the offline judge is blind to.
+            llm = 0.0 if i >= 1500 and f > 0.6 else float(rng.random() < f)
+            r = record(rng, round(f, 3), llm=llm)
+            c.score(r, text(r))
+        registries.append(registry)
+    high, default = ({name: r.get_sample_value(name, {"metric": "faithfulness"}) for name in (
+        "ragpulse_cascade_residual_ratio", "ragpulse_cascade_residual_shifts_total")} for r in registries)
+    assert high["ragpulse_cascade_residual_ratio"] > 1.5 and default["ragpulse_cascade_residual_ratio"] > 1.5
+    assert high["ragpulse_cascade_residual_shifts_total"] == 0.0  # not as far as 5x
+    assert default["ragpulse_cascade_residual_shifts_total"] == 1.0
