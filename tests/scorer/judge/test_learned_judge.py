@@ -103,8 +103,9 @@ def test_known_miss_the_japanese_invented_half_is_not_told_apart() -> None:
     # the other way round on another), so only "both low, close together" is stable.
     encoder = CrossEncoder()
     window = JA_CONTEXT[0]
-    good, bad = encoder.support([(window, "灯台を設計したのはマーガレット・コリンズです。"),
-                                 (window, "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。")]).tolist()
+    supported = "灯台を設計したのはマーガレット・コリンズです。"
+    invented = "灯台を設計したのはマーガレット・コリンズで、彼女は港の橋も建設しました。"
+    good, bad = encoder.support([(window, supported), (window, invented)]).tolist()
     assert max(good, bad) < 0.4 and abs(good - bad) < 0.1
 
 
