@@ -138,12 +138,15 @@ def test_context_relevancy_prefers_the_passage_that_answers(judge: LearnedJudge,
     (JA_QUESTION, JA_CONTEXT, "設計したのは技師のマーガレット・コリンズです。",
      "エルスビーでは毎年夏に海産物の祭りが開かれます。"),
 ], ids=["en", "ja"])
-@pytest.mark.xfail(strict=True, reason="a known miss of the learned judge as shipped: an off-topic sentence "
-                   "from the same passage counts as on the question (issue 25's note)")
-def test_answer_relevancy_prefers_the_answer_that_answers(judge: LearnedJudge, question: str, contexts: list[str],
-                                                          answer: str, off_topic: str) -> None:
-    assert score(judge, "answer_relevancy", question, contexts, answer) > \
-        score(judge, "answer_relevancy", question, contexts, off_topic)
+def test_known_miss_an_off_topic_sentence_of_the_passage_counts_as_an_answer(
+        judge: LearnedJudge, question: str, contexts: list[str], answer: str, off_topic: str) -> None:
+    # Pins a miss of the model as shipped (issue 25's note): both score near 1. A retrained model
+    # that tells them apart fails here; then assert that the answer scores higher. Pinned as
+    # "close together", not as a strict xfail of answer > off_topic, because int8 products differ
+    # by about 0.01 from one CPU to another and would flip a tie.
+    answered = score(judge, "answer_relevancy", question, contexts, answer)
+    strayed = score(judge, "answer_relevancy", question, contexts, off_topic)
+    assert answered > 0.9 and abs(answered - strayed) < 0.05
 
 
 def test_pairs_seen_before_cost_no_forward_pass(monkeypatch: pytest.MonkeyPatch) -> None:
