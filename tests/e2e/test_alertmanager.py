@@ -31,7 +31,7 @@ DOCS = "https://docs.example.com/ragpulse"
 LIVE_PAGE = '{{ or $externalLabels.live_page_base_url "http://127.0.0.1:9464" }}/?'
 # Pipeline alerts about a judge, a scorer job or a dead-letter reason, not a service.
 NOT_BY_SERVICE = {"RagpulseJudgeFailureRatioHigh": "judge", "RagpulseConsumerLagGrowing": "job",
-                  "RagpulseDeadLettersGrowing": "reason"}
+                  "RagpulseDeadLettersGrowing": "reason", "RagpulseOfflineJudgeResidualShift": "metric"}
 RUNBOOK = '{{ or $externalLabels.runbook_base_url "docs" }}/dashboards.md#'
 
 
