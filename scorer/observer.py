@@ -23,7 +23,7 @@ class CascadeVerdict:
     # judge's when it was asked.
     offline_outcomes: dict[str, MetricOutcome] = field(default_factory=dict)
     # Per selection metric, the squared residual the allocation expects of this record's verdict
-    # (the estimates' variance floor).
+    # (the residual model's half of the estimates' variance).
     residual: dict[str, float] = field(default_factory=dict)
 
 

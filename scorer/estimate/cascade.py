@@ -184,7 +184,7 @@ class Allocator:
         self._last: float | None = None
         self._sigma = np.ones(self._bins)
         # Each selection metric's mean squared residual per bin (shrunk like σ): what a verdict on a
-        # record of that bin is expected to correct, for the estimates' variance floor.
+        # record of that bin is expected to correct, for the residual model's half of the estimates' variance.
         self._mse = np.zeros((len(self._metrics), self._bins))
         self._lock = threading.Lock()
 
