@@ -353,10 +353,11 @@ def test_a_residual_shift_is_seen_and_counted_once() -> None:
     rng = np.random.default_rng(18)
     ratios = []
 
-    def verdicts(start: float, count: int, hidden: bool) -> None:
+    def verdicts(start: float, count: int, hidden: bool, missed: bool = False) -> None:
         for t in range(count):  # the offline judge right up to a coin flip's noise; when `hidden`,
-            s = float(rng.random())  # its upper 40 % are hallucinations it does not see
-            y = 0.0 if hidden and s > 0.6 else float(rng.random() < s)
+            s = float(rng.random())  # its upper 40 % are hallucinations it does not see; when
+            y = 0.0 if hidden and s > 0.6 else float(rng.random() < s)  # `missed`, its lower 40 %
+            y = 1.0 if missed and s < 0.4 else y  # are good answers it calls bad
             allocator.learn({"faithfulness": s}, {"faithfulness": y}, 0.1, start + t)
             ratios.append(allocator.residual_shift()["faithfulness"][0])
 
@@ -370,6 +371,9 @@ def test_a_residual_shift_is_seen_and_counted_once() -> None:
     # Once the long run has learnt the new errors, the ratio falls back and a later shift counts again.
     verdicts(1700.0, 4000, hidden=True)
     assert allocator.residual_shift()["faithfulness"] == (pytest.approx(1.0, abs=0.3), 1)
+    verdicts(5700.0, 200, hidden=True, missed=True)
+    ratio, shifts = allocator.residual_shift()["faithfulness"]
+    assert ratio > 1.5 and shifts == 2
 
 
 def _windows(config: CascadeConfig, seed: int, windows: int = 200) -> tuple[list[float], int, list[float]]:
