@@ -207,10 +207,13 @@ class PpiEstimator:
             # low misses both their pull and their spread. The residual model, learnt from many
             # windows' verdicts, predicts the variance whichever were judged; half of each is a
             # variance that no longer moves with the estimate as much, and is right on average.
+            # Only ever upwards: where the verdicts show more than the model predicts, the offline
+            # judge errs in a way the model has not learnt yet (a sudden new kind of error), and
+            # averaging would hide half of what the verdicts see.
             shift = kappa - estimate
             spread_f = (lam * lam * self._ddff + 2.0 * lam * shift * self._ddf + shift * shift * self._dd)
             modelled = (max(spread_f, 0.0) + self._expected) / (self._d * self._d)
-            variance = (1.0 - MODEL_SHARE) * variance + MODEL_SHARE * modelled
+            variance = max(variance, (1.0 - MODEL_SHARE) * variance + MODEL_SHARE * modelled)
         q = _t_quantile(self._p, max(round(freedom), 1))
         sd = math.sqrt(variance)
         # Skewness of the estimate, ε = Σd³(z - estimate)³ / (Σd²(z - estimate)²)^(3/2): a few

@@ -151,13 +151,36 @@ def test_the_residual_models_variance_steadies_the_interval_and_keeps_its_covera
             widths[name].append(e.upper - e.lower)
             covered[name] += e.lower <= TRUE_MEAN <= e.upper
     cv = {name: float(np.std(w) / np.mean(w)) for name, w in widths.items()}
-    # Half the variance no longer depends on which of the rare errors a window judged: the widths
-    # vary about half as much, are as wide on average, and cover as often.
-    assert cv["model"] < 0.7 * cv["sample"], cv
-    assert np.mean(widths["model"]) == pytest.approx(np.mean(widths["sample"]), rel=0.05)
-    # 150 windows: binomial sd 0.025 at 90 %, so 0.84..0.96; and no fewer covered than without.
+    # The model's variance never lowers the verdicts' own, so every window's interval is at least as
+    # wide; where the window judged few of the rare errors it is raised, so the widths vary less
+    # (seed 4: by 0.73x) at little cost on average (+2.9 %), and cover no less often.
+    assert all(m >= v - 1e-12 for m, v in zip(widths["model"], widths["sample"], strict=True))
+    assert cv["model"] < 0.8 * cv["sample"], cv
+    assert np.mean(widths["model"]) < 1.06 * np.mean(widths["sample"]), widths
+    # 150 windows: binomial sd 0.025 at 90 %, so 0.84..0.96.
     assert 0.84 <= covered["model"] / windows <= 0.96, covered
-    assert covered["model"] >= covered["sample"] - 2, covered
+
+
+def test_a_residual_model_that_has_not_learnt_new_errors_never_narrows_the_interval() -> None:
+    # One record in ten is a hallucination the offline judge scores about 0.9 (a sudden new kind of
+    # error); the residual model, learnt before, still expects the offline judge to be nearly right.
+    rng = np.random.default_rng(11)
+    n = 2000
+    f = np.clip(0.9 + rng.normal(0, 0.05, n), 0, 1)
+    y = np.where(rng.random(n) < 0.1, 0.0, 1.0)
+    pi = np.full(n, 0.1)
+    judged = rng.random(n) < pi
+    widths = {}
+    for name, residual in (("verdicts alone", 0.0), ("blind model", 0.001), ("wary model", 0.5)):
+        est = PpiEstimator(half_life_s=math.inf, confidence=0.9)
+        for i in range(n):
+            est.add(f[i], y[i] if judged[i] else None, pi[i], 1.0, 0.0, residual)
+        e = est.estimate()
+        widths[name] = e.upper - e.lower
+    # A model that predicts less than the verdicts show leaves their variance as it is; one that
+    # predicts more widens it (by half the difference).
+    assert widths["blind model"] == pytest.approx(widths["verdicts alone"], rel=1e-9), widths
+    assert widths["wary model"] > 1.2 * widths["verdicts alone"], widths
 
 
 @pytest.mark.parametrize(("low_pi", "high_pi", "capped"), [(0.1, 0.01, True), (0.07, 0.025, False)])
