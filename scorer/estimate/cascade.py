@@ -74,6 +74,12 @@ RESIDUAL_MEMORY = 4.0
 RECENT_MEMORY = 0.25
 # HT-weighted verdicts the recent sums need before their residual is compared: fewer are noise.
 MIN_RECENT_VERDICTS = 20.0
+# How many of its standard errors the recent mean squared residual must stand above the usual one
+# for a rise past residual_shift_ratio to count as a shift. At a small share the recent sums hold
+# a few dozen verdicts, of very unequal weights 1/π, and the ratio alone crossed 1.5 by chance about
+# once per 2,000 records at 5 % on steady traffic (bench/cascade.py, "shifts seen"): a ticket a day
+# that meant nothing. One-sided, 3 s.e. is about one chance in 700 per look.
+SHIFT_STANDARD_ERRORS = 3.0
 
 
 class Cascade:
@@ -176,8 +182,11 @@ class Allocator:
         # Σw·f², Σw·y², Σw·f·y with w = adjusted count / π, so that they describe all records, not
         # the favoured ones.
         self._sums = np.zeros((len(self._metrics), self._bins, 7))
-        # The same sums over recent verdicts only, against which the residual shift is measured.
+        # The same sums over recent verdicts only, against which the residual shift is measured,
+        # and per metric the recent verdicts' Σw², Σw²r², Σw²r⁴ (r: the residual against the
+        # long-run line when the verdict came), for the standard error of their mean squared residual.
         self._recent = np.zeros_like(self._sums)
+        self._recent_spread = np.zeros((len(self._metrics), 3))
         self._ratio = np.ones(len(self._metrics))
         self._shifts = [0] * len(self._metrics)
         self._above = [False] * len(self._metrics)
@@ -224,12 +233,19 @@ class Allocator:
             if self._last is not None:
                 elapsed = max(now - self._last, 0.0)
                 self._sums *= 0.5 ** (elapsed / (self._cfg.estimate_half_life_s * RESIDUAL_MEMORY))
-                self._recent *= 0.5 ** (elapsed / (self._cfg.estimate_half_life_s * RECENT_MEMORY))
+                recent = 0.5 ** (elapsed / (self._cfg.estimate_half_life_s * RECENT_MEMORY))
+                self._recent *= recent
+                # Squared weights forget at the square of the weights' rate.
+                self._recent_spread *= recent * recent
             self._last = now if self._last is None else max(self._last, now)
             for m, name in enumerate(self._metrics):
                 if name in offline and name in judged:
                     f, y = offline[name], judged[name]
                     row = (1.0, w, w * f, w * y, w * f * f, w * y * y, w * f * y)
+                    pooled = self._sums[m].sum(axis=0)
+                    lam, kappa = _line(pooled) if pooled[1] > 0.0 else (0.0, y)
+                    r2 = (y - lam * f - kappa) ** 2
+                    self._recent_spread[m] += (w * w, w * w * r2, w * w * r2 * r2)
                     self._sums[m, b] += row
                     self._recent[m, b] += row
             self._watch_residual()
@@ -241,10 +257,12 @@ class Allocator:
         """The recent verdicts' mean squared residual against the older verdicts' line, over the
         older verdicts' own, per selection metric. Rising past `residual_shift_ratio`, the offline
         judge has started to be wrong where it was not (a new kind of hallucination it does not
-        see): counted once, until the ratio falls back halfway to 1. The allocation goes on learning
+        see): counted once, when the rise is also SHIFT_STANDARD_ERRORS standard errors of the
+        recent mean above the usual one, until the ratio falls back halfway to 1. The allocation goes on learning
         as before: it follows the new errors within its memory, and the estimates stay unbiased
         whatever it does; the count is for a person, who can retrain the offline judge."""
-        for m, (long_run, recent) in enumerate(zip(self._sums, self._recent, strict=True)):
+        for m, (long_run, recent, spread) in enumerate(zip(self._sums, self._recent, self._recent_spread,
+                                                           strict=True)):
             # The recent sums forget faster, so every verdict counts less in them than in the
             # long-run ones: the difference is a weighting of the verdicts that leans on the older
             # ones, and a shift shows against it instead of being absorbed into it.
@@ -257,7 +275,10 @@ class Allocator:
             lately = float(_squared_residual(now, lam, kappa)) / now[1]
             self._ratio[m] = lately / usual if usual > 0.0 else 1.0
             limit = self._cfg.residual_shift_ratio
-            if not self._above[m] and self._ratio[m] >= limit:
+            # The linearised variance of the weighted mean Σw·r² / Σw.
+            spread_sq = max(spread[2] - 2.0 * lately * spread[1] + lately * lately * spread[0], 0.0)
+            clear = lately - usual >= SHIFT_STANDARD_ERRORS * math.sqrt(spread_sq) / now[1]
+            if not self._above[m] and self._ratio[m] >= limit and clear:
                 self._shifts[m] += 1
                 self._above[m] = True
             # Re-armed only halfway back to 1: a ratio hovering at the limit is one shift, not many.
