@@ -376,6 +376,28 @@ def test_a_residual_shift_is_seen_and_counted_once() -> None:
     assert ratio > 1.5 and shifts == 2
 
 
+def test_a_residual_ratio_that_crosses_the_limit_by_chance_is_not_counted() -> None:
+    # Steady traffic, an offline judge right up to a coin flip's noise, at a small share: the
+    # favoured half judged at π = 0.3, the rest at 0.02 (weights 50), and recent sums of about 36
+    # verdicts. The ratio alone crosses 1.5 by chance in every stream (21 counts over these six
+    # without the standard-error test); a shift is counted only when it stands clear of that noise.
+    counted, peaks = 0, []
+    for seed in range(20, 26):
+        allocator = _allocator(estimate_half_life_s=100.0)
+        rng = np.random.default_rng(seed)
+        peak = 0.0
+        for t in range(3000):
+            s = float(rng.random())
+            allocator.learn({"faithfulness": s}, {"faithfulness": float(rng.random() < s)}, 0.02 if s > 0.5 else 0.3,
+                            float(t))
+            if t > 300:
+                peak = max(peak, allocator.residual_shift()["faithfulness"][0])
+        peaks.append(peak)
+        counted += allocator.residual_shift()["faithfulness"][1]
+    assert min(peaks) > 1.5
+    assert counted <= 2
+
+
 def _windows(config: CascadeConfig, seed: int, windows: int = 200) -> tuple[list[float], int, list[float]]:
     """Windows of 1,000 records at a 10 % share, arriving one by one; each verdict is learnt before
     the next record's π is chosen, as in the scorer. The estimates, how many intervals cover the
