@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 from pathlib import Path
 
 import numpy as np
-from cascade import LEVEL, SCENARIOS, SHARES, Population, load, window
-
-Q = statistics.NormalDist().inv_cdf((1 + LEVEL) / 2)
+from cascade import SCENARIOS, SHARES, Population, Q, load, window
 
 
 def traffic(pop: Population, name: str, records: int, windows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pop, _ = load(args.cache, args.judge)
     heads = " | ".join(f"best gain, {b} bins" for b in args.bins)
-    print(f"| scenario | LLM share | width, uniform + same estimator (bound's formula) | {heads} |")
+    print(f"| scenario | LLM share | width, uniform (the bound's formula, first --bins) | {heads} |")
     print("| --- | ---: | ---: |" + " ---: |" * len(args.bins))
     for name in args.scenarios:
         f, y = traffic(pop, name, args.records, args.windows, args.seed)

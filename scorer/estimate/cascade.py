@@ -76,11 +76,11 @@ RECENT_MEMORY = 0.25
 MIN_RECENT_VERDICTS = 20.0
 # How many of its standard errors the recent mean squared residual must stand above the usual one
 # for a rise past residual_shift_ratio to count as a shift. At a small share the recent sums hold
-# a few dozen verdicts, of very unequal weights 1/π, and the ratio alone crossed 1.5 by chance about
-# once per 2,000 records at 5 % on steady traffic (bench/cascade.py, "shifts seen"): a ticket a day
-# that meant nothing. 2 s.e. cut those counts 3-40 fold at 5-10 % and still saw a sudden change in
-# 62 % of windows at 10 % (every one at 25 %); 3 s.e. saw it in 9 % (bench/RESULTS.md, "The residual
-# shift detector's false alarms").
+# a few dozen verdicts, of very unequal weights 1/π, and the ratio alone crossed 1.5 by chance
+# 0.4-0.5 times per 2,000 records at 5 % on steady traffic (bench/cascade.py, "shifts seen"): tickets
+# that meant nothing. 2 s.e. cut those counts 3-40 fold at 5-10 % and still counted a sudden change
+# 0.62 times per window at 10 % (1.01 at 25 %); 3 s.e. only 0.09 times (bench/RESULTS.md, "The
+# residual shift detector's false alarms").
 SHIFT_STANDARD_ERRORS = 2.0
 
 
