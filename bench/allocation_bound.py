@@ -14,7 +14,7 @@ true mean. With the estimator's variance per record
 width of the interval is proportional to √V, so the gain over uniform sampling (π = share) is
 1 - √(V(π*) / V(share)). σ(s) and the bins' means are taken from the scenario's records
 themselves, so it is an upper bound for an allocation that has to learn them from its verdicts,
-and it falls as the bins widen: the product learns 3 bins (scorer.cascade.adaptive_bins).
+and it falls as the bins widen: the product learns 10 bins (scorer.cascade.adaptive_bins).
 
 The scenarios and the offline scores are bench/cascade.py's. This is a measuring harness, not
 product code.

@@ -23,7 +23,10 @@ the same expected cost (LLM scores of the sample only: what the budget pacer giv
 cascade; and, to separate the two effects, uniform sampling with the same estimator), and the share
 of truly hallucinated answers that get an LLM verdict, beside the uniform share; "shifts seen" is
 how often per window the residual ratio rose past residual_shift_ratio (ragpulse_cascade_residual_shifts_total:
-where nothing changed, a false alarm).
+where nothing changed, a false alarm); beside it, the share of a window's arrivals during which the ratio
+itself (ragpulse_cascade_residual_ratio, the alert's other arm) stood at or above that limit, and the
+longest such run in arrivals, averaged over windows (the alert waits 15 minutes: at a few records a
+second, a run of a few thousand arrivals).
 
 This is a benchmark harness, not product code: it imports the product's pieces and feeds them.
 """
@@ -169,11 +172,15 @@ def window(pop: Population, scenario: Scenario, records: int, rng: np.random.Gen
 
 
 def run_window(allocator: Allocator, metric: str, share: float, f: np.ndarray, y: np.ndarray,
-               randomness: np.ndarray, now: float, residual_model: bool) -> tuple[PpiEstimator, np.ndarray, float]:
+               randomness: np.ndarray, now: float, residual_model: bool,
+               limit: float) -> tuple[PpiEstimator, np.ndarray, float, np.ndarray]:
     """The records of a window through the product's allocation, each verdict learnt before the next
     record arrives, into the product's estimator (with the allocation's expected residual, as the
-    scorer feeds it, unless `residual_model` is off)."""
+    scorer feeds it, unless `residual_model` is off). Also, per arrival, whether the residual ratio
+    (the gauge ragpulse_cascade_residual_ratio) then stood at or above `limit`."""
     judged = np.zeros(len(f), dtype=bool)
+    above = np.zeros(len(f), dtype=bool)
+    high = allocator.residual_shift()[metric][0] >= limit
     est = PpiEstimator(half_life_s=math.inf, confidence=LEVEL)
     for i, (fi, yi, u) in enumerate(zip(f.tolist(), y.tolist(), randomness.tolist(), strict=True)):
         offline = {metric: fi}
@@ -183,10 +190,21 @@ def run_window(allocator: Allocator, metric: str, share: float, f: np.ndarray, y
             judged[i] = True
             allocator.learn(offline, {metric: yi}, pi, now)
             est.add(fi, yi, pi, 1.0, 0.0, residual)
+            high = allocator.residual_shift()[metric][0] >= limit
         else:
             est.add(fi, None, pi, 1.0, 0.0, residual)
+        above[i] = high
         now += 1.0
-    return est, judged, now
+    return est, judged, now, above
+
+
+def longest_run(flags: np.ndarray) -> int:
+    """The longest run of consecutive True values."""
+    best = run = 0
+    for flag in flags.tolist():
+        run = run + 1 if flag else 0
+        best = max(best, run)
+    return best
 
 
 def simulate(pop: Population, config: CascadeConfig, share: float, records: int, resamples: int,
@@ -203,18 +221,22 @@ def simulate(pop: Population, config: CascadeConfig, share: float, records: int,
     all_judged = base * (1 - scenario.shift / 2)
     out: dict[str, list[float]] = {k: [] for k in (
         "est", "cover", "width", "cover_window", "all_width", "uni_width", "uni_cover", "uni_ppi_width",
-        "uni_ppi_cover", "hall_share", "realised", "shifts")}
+        "uni_ppi_cover", "hall_share", "realised", "shifts", "ratio_high", "ratio_run")}
     now = 0.0
     for _ in range(resamples):
         if scenario.shift:
             # A fresh scorer that has seen one window of the old traffic: the shift is sudden.
             allocator = Allocator(config)
             f, y = window(pop, scenario, records, rng, changed=False)
-            _, _, now = run_window(allocator, metric, share, f, y, rng.random(records), now, residual_model)
+            _, _, now, _ = run_window(allocator, metric, share, f, y, rng.random(records), now, residual_model,
+                                      config.residual_shift_ratio)
         f, y = window(pop, scenario, records, rng, changed=True)
         before = allocator.residual_shift()[metric][1]
-        est, judged, now = run_window(allocator, metric, share, f, y, rng.random(records), now, residual_model)
+        est, judged, now, above = run_window(allocator, metric, share, f, y, rng.random(records), now,
+                                             residual_model, config.residual_shift_ratio)
         out["shifts"].append(allocator.residual_shift()[metric][1] - before)
+        out["ratio_high"].append(above.mean())
+        out["ratio_run"].append(longest_run(above))
         e = est.estimate()
         lo, hi = e.lower, e.upper
         out["est"].append(e.mean)
@@ -245,8 +267,9 @@ def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, scen
     lines = [
         "| LLM share | bias (± s.e.) | 90 % coverage (± s.e.) | coverage of the window's own all-judged mean | "
         "width | width, LLM on every record | width, uniform (LLM only) | narrower than uniform | "
-        "width, uniform + same estimator | hallucinated answers judged | uniform share | ratio | shifts seen |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "width, uniform + same estimator | hallucinated answers judged | uniform share | ratio | shifts seen | "
+        "residual ratio at the limit: share of arrivals, longest run |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     jobs = [(pop, config, share, args.records, args.resamples, args.seed + i, scenario, args.residual_model)
             for i, share in enumerate(args.shares)]
@@ -259,7 +282,7 @@ def table(pop: Population, config: CascadeConfig, args: argparse.Namespace, scen
             f"{m['uni_width']:.4f} (cov. {m['uni_cover']:.3f}) | {1 - m['width'] / m['uni_width']:.1%} | "
             f"{m['uni_ppi_width']:.4f} (cov. {m['uni_ppi_cover']:.3f}) | "
             f"{m['hall_share']:.3f} | {m['realised']:.3f} | {m['hall_share'] / m['realised']:.2f}x | "
-            f"{m['shifts']:.2f} |")
+            f"{m['shifts']:.2f} | {m['ratio_high']:.3f}, {m['ratio_run']:.0f} |")
     return "\n".join(lines)
 
 
