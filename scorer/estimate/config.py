@@ -49,8 +49,9 @@ class CascadeConfig:
     # its shape more closely but each learns from fewer verdicts. On the labelled data at 1,000
     # resamples (bench/RESULTS.md, "Ten adaptive bins"), 10 rather than 3 narrowed the interval in
     # every scenario but the sudden change (where it stayed) and judged 2.0-2.2 times the uniform
-    # share of hallucinated answers instead of 1.6-2.0, at the same coverage; the bound of any
-    # allocation on this offline score rises from 2 % to 9 % over uniform with them.
+    # share of hallucinated answers instead of 1.6-2.0, with coverage within the standard error
+    # of 3 bins'; the bound of any allocation on this offline score rises from 2 % to 9 % over
+    # uniform with them.
     adaptive_bins: int = 10
     # Share of each record's probability that is uniform (a defensive mixture): π = (1 - this) x the
     # favoured probability + this x the share. Where the offline judge is confidently wrong, the
